@@ -1,0 +1,75 @@
+"""Attach ranked fixes to each diagnosis, with the facts found filled into their commands."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from .models import Diagnosis, Fix
+from .signatures import Database
+
+PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
+SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+DEFAULT_PREFETCH = 2
+
+
+def parse_size(text: str) -> int | None:
+    """``64M`` / ``8g`` / ``1.5GiB`` / ``67108864`` -> bytes."""
+    m = SIZE_RE.match(text or "")
+    if not m:
+        return None
+    return int(float(m.group(1)) * UNITS[m.group(2).upper()])
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def shm_demand(facts: dict[str, str]) -> dict[str, str]:
+    """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them."""
+    out: dict[str, str] = {}
+    workers = facts.get("num_workers")
+    batch_bytes = parse_size(facts.get("batch_bytes", ""))
+    if not (workers and workers.isdigit() and batch_bytes):
+        return out
+    prefetch = facts.get("prefetch_factor") or str(DEFAULT_PREFETCH)
+    if not prefetch.isdigit():
+        return out
+    demand = int(workers) * int(prefetch) * batch_bytes
+    out["shm_demand"] = human(demand)
+    out["shm_demand_bytes"] = str(demand)
+    shm = parse_size(facts.get("shm_size", ""))
+    if shm:
+        out["shm_ratio"] = f"{demand / shm:.1f}"
+    return out
+
+
+def fill(template: str, facts: dict[str, str]) -> str:
+    """Replace ``{pid}``-style placeholders by facts; unknown ones read ``<pid>``."""
+    return PLACEHOLDER_RE.sub(lambda m: facts.get(m.group(1)) or f"<{m.group(1)}>", template)
+
+
+def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
+    """The diagnosis with its ranked fixes (and the shm demand estimate for class A)."""
+    facts = dict(diagnosis.facts)
+    if "pid" not in facts and facts.get("pids"):
+        facts["pid"] = facts["pids"].split(",")[0].strip()
+    facts.update(shm_demand(facts))
+    fixes = tuple(
+        Fix(rank=i, title=fill(f.title, facts), why=fill(f.why, facts),
+            commands=tuple(fill(c, facts) for c in f.commands),
+            code=fill(f.code, facts) if f.code else None)
+        for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass), start=1))
+    notes = diagnosis.notes
+    if "shm_demand" in facts:
+        note = (f"Shared-memory demand estimate: {facts['num_workers']} workers x "
+                f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
+                f"{facts['batch_bytes']} = {facts['shm_demand']}")
+        if "shm_size" in facts:
+            note += f" against /dev/shm of {facts['shm_size']}"
+        notes = notes + (note,)
+    return dataclasses.replace(diagnosis, fixes=fixes, facts=facts, notes=notes)

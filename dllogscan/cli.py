@@ -1,0 +1,148 @@
+"""The command line. Thin: each command calls one library function and prints its result.
+
+Exit codes (also in the README):
+  0  nothing found: no DataLoader worker failure in the input
+  1  at least one failure diagnosed
+  2  usage error, or an input that cannot be read at all (one line on stderr)
+  3  nothing found, but part of the input could not be read (cut or corrupt)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .errors import DllogscanError
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
+COMMANDS = {"scan", "explain", "batch", "summary", "eval", "train", "doctor", "repro", "paste",
+            "serve", "report", "signatures"}
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
+    help="Diagnose PyTorch DataLoader worker crashes and stalls from logs.\n\n"
+         "Run [bold]dllogscan job.log[/bold] (the same as [bold]dllogscan scan job.log[/bold]).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
+    """Print one ``Error: ...`` line on stderr and leave with ``code``."""
+    sys.stderr.write(f"Error: {message}\n")
+    return typer.Exit(code)
+
+
+def exit_code(results) -> int:
+    if any(r.diagnoses for r in results):
+        return EXIT_FOUND
+    if len(results) == 1 and results[0].error and not results[0].lines:
+        return EXIT_ERROR
+    if any(r.error for r in results):
+        return EXIT_PARTIAL
+    return EXIT_CLEAN
+
+
+def emit(results, fmt: str, out: Optional[Path]) -> None:
+    """Write results in ``fmt`` to ``out`` or standard output."""
+    from . import report
+
+    if fmt not in report.FORMATS:
+        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
+    if fmt == "parquet":
+        if out is None:
+            raise fail("--format parquet needs --out FILE")
+        from .report.table import to_parquet
+        to_parquet(results, str(out))
+        return
+    if fmt == "text" and out is None:
+        from .report.terminal import print_results
+        print_results(results)
+        return
+    text = report.render(results, fmt)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
+@app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan job.log                       # rich report on the terminal
+  dllogscan slurm-4242.out.gz --format json
+  kubectl logs trainer-0 | dllogscan -    # standard input
+  dllogscan job.log --format md > reply.md
+""")
+def scan(
+    paths: List[str] = typer.Argument(..., help="Log files (.gz .bz2 .xz too), or - for standard input."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | parquet"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
+    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+    max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
+    engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+) -> None:
+    """Diagnose DataLoader worker failures in one or more logs."""
+    from . import api
+
+    try:
+        api.pipeline.get_scanner([str(s) for s in signatures], engine)
+    except (DllogscanError, ImportError) as exc:
+        raise fail(str(exc))
+    results = [api.scan(p if p == "-" else Path(p), signatures=[str(s) for s in signatures], engine=engine,
+                        min_confidence=min_confidence, max_bytes=max_bytes) for p in paths]
+    for r in results:
+        if r.error:
+            sys.stderr.write(f"Error: {r.error}\n")
+    emit(results, fmt, out)
+    raise typer.Exit(exit_code(results))
+
+
+@app.command(epilog="[bold]Example[/bold]\n\n  dllogscan explain job.log")
+def explain(
+    path: str = typer.Argument(..., help="A log file, or - for standard input."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+) -> None:
+    """Show every signature hit, the facts found and how they combined into the verdict."""
+    from .explain import explain as run_explain
+
+    try:
+        text = run_explain(path, [str(s) for s in signatures])
+    except DllogscanError as exc:
+        raise fail(str(exc))
+    sys.stdout.write(text)
+
+
+@app.command("signatures", epilog="[bold]Example[/bold]\n\n  dllogscan signatures --class A")
+def list_signatures(
+    cls: Optional[str] = typer.Option(None, "--class", help="Only this class (A-E)."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+) -> None:
+    """List the signature database (and check that it loads: examples included)."""
+    from .signatures import load_database
+
+    try:
+        db = load_database([str(s) for s in signatures])
+    except DllogscanError as exc:
+        raise fail(str(exc))
+    for sig in db.signatures:
+        if cls and sig.cls != cls:
+            continue
+        sys.stdout.write(f"{sig.id:<48} {sig.cls:<4} {sig.role:<8} {sig.weight:.2f}  {sig.title}\n")
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] not in COMMANDS and not (args[0].startswith("-") and args[0] != "-"):
+        args.insert(0, "scan")
+    try:
+        app(args=args, prog_name="dllogscan", standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.stderr.write("Error: interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,45 @@
+"""Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet."""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Sequence
+
+from ..models import ScanResult
+
+COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "count", "evidence_line",
+           "evidence_text", "top_fix", "top_command", "signatures", "error"]
+
+
+def rows(results: Sequence[ScanResult]) -> list[dict[str, Any]]:
+    out = []
+    for r in results:
+        base = {"source": r.source, "member": r.member, "error": r.error}
+        if not r.diagnoses:
+            out.append({**{c: None for c in COLUMNS}, **base})
+            continue
+        for d in r.diagnoses:
+            ev = d.evidence[0] if d.evidence else None
+            fix = d.fixes[0] if d.fixes else None
+            out.append({
+                **base, "class": d.cls, "subclass": d.subclass, "confidence": round(d.confidence, 3),
+                "title": d.title, "count": d.count, "evidence_line": ev.line if ev else None,
+                "evidence_text": ev.text if ev else None, "top_fix": fix.title if fix else None,
+                "top_command": fix.commands[0] if fix and fix.commands else None,
+                "signatures": " ".join(d.signatures),
+            })
+    return out
+
+
+def to_csv(results: Sequence[ScanResult]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows(results))
+    return buf.getvalue()
+
+
+def to_parquet(results: Sequence[ScanResult], path: str) -> None:
+    import pandas as pd  # noqa: PLC0415 - only this format needs pandas
+
+    pd.DataFrame(rows(results), columns=COLUMNS).to_parquet(path, index=False)

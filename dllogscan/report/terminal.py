@@ -1,0 +1,70 @@
+"""The human report: rich panels on a terminal, plain text when piped."""
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+from ..models import Diagnosis, ScanResult
+
+CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue"}
+
+
+def _diagnosis_renderables(d: Diagnosis, rank: int) -> list:
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.text import Text
+
+    style = CLASS_STYLE.get(d.cls, "white")
+    head = Text()
+    head.append(f"{rank}. Class {d.cls}", style=f"bold {style}")
+    if d.subclass:
+        head.append(f" / {d.subclass}", style=style)
+    head.append(f"  {d.confidence:.0%} sure", style="bold")
+    if d.count > 1:
+        head.append(f"  ({d.count} times)", style="dim")
+    body: list = [Text(d.title, style="bold")]
+    if d.evidence:
+        body.append(Text("\nEvidence", style="underline"))
+        for e in d.evidence:
+            line = Text(f"  {e.line:>7}  ", style="dim")
+            line.append(e.text)
+            body.append(line)
+    for note in d.notes:
+        body.append(Text(f"\n{note}", style="italic"))
+    if d.fixes:
+        body.append(Text("\nWhat to do", style="underline"))
+        for f in d.fixes:
+            body.append(Text.assemble((f"  {f.rank}. {f.title}", "bold"), f" — {f.why}"))
+            for c in f.commands:
+                body.append(Text(f"       $ {c}", style="green"))
+            if f.code:
+                body += [Text(f"       {ln}", style="cyan") for ln in f.code.strip().splitlines()]
+    from rich.console import Group
+    return [Panel(Group(*body), title=head, title_align="left", border_style=style), Padding("", (0, 0))]
+
+
+def print_results(results: Sequence[ScanResult], console=None) -> None:
+    """Print to a rich console (colour on a terminal, plain when piped)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console or Console(highlight=False)
+    for r in results:
+        console.print(Text.assemble(("dllogscan ", "bold"), (r.source, "bold cyan"),
+                                    (f"  ({r.lines} lines)", "dim")))
+        if r.error:
+            console.print(Text(f"  could not read it fully: {r.error}", style="yellow"))
+        if not r.diagnoses:
+            console.print(Text("  No DataLoader worker failure found.", style="green"))
+            continue
+        for i, d in enumerate(r.diagnoses, start=1):
+            for item in _diagnosis_renderables(d, i):
+                console.print(item)
+
+
+def to_text(results: Sequence[ScanResult], width: int = 100) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    print_results(results, Console(file=buf, width=width, color_system=None, highlight=False))
+    return buf.getvalue()

@@ -1,0 +1,218 @@
+"""Stream a source in large binary chunks and turn prefilter hits into signature Hits.
+
+Memory stays bounded by the chunk size: a multi-GB file or a single 1 GB line is read in
+``CHUNK`` pieces, and only the lines around a keyword are decoded and regex-matched. A line
+longer than ``MAX_LINE`` is matched in a window around the keyword.
+"""
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from . import normalize
+from .models import Hit
+from .prefilter import Prefilter, make_prefilter
+from .errors import SourceError
+from .signatures import Database, Signature
+from .sources import STREAM_ERRORS, describe_read_error
+
+CHUNK = 4 << 20
+LOOKBEHIND = 64 << 10
+LOOKAHEAD = 256 << 10
+MAX_LINE = 16 << 10
+WINDOW = 2048
+BEFORE_LINES = 12
+TAIL_LINES = 30
+MAX_HITS_PER_SIGNATURE = 200
+MAX_EVIDENCE_CHARS = 600
+
+
+@dataclass
+class ScanOutput:
+    """What the scanner saw in one source."""
+
+    hits: list[Hit] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    lines: int = 0
+    bytes_read: int = 0
+    tail: list[tuple[int, str]] = field(default_factory=list)
+    head: list[tuple[int, str]] = field(default_factory=list)
+    read_error: str | None = None
+
+
+class Scanner:
+    """Matches one compiled database against byte streams."""
+
+    def __init__(self, db: Database, prefilter: Prefilter | None = None, engine: str = "auto") -> None:
+        self.db = db
+        self.prefilter = prefilter or make_prefilter(db.keywords, engine)
+        self._kw_bytes = [(kw.encode("utf-8"), sigs) for kw, sigs in db.by_keyword.items()]
+
+    # -- line helpers -------------------------------------------------------------------
+    @staticmethod
+    def _line_bounds(data: bytes, pos: int) -> tuple[int, int]:
+        """Start and end of the line holding ``pos``, or a window around it on a huge line."""
+        lo = max(0, pos - MAX_LINE)
+        start = data.rfind(b"\n", lo, pos) + 1
+        if start == 0 and lo > 0:
+            start = max(0, pos - WINDOW)
+        end = data.find(b"\n", pos, pos + MAX_LINE)
+        if end == -1:
+            end = min(len(data), pos + WINDOW) if pos + MAX_LINE < len(data) else len(data)
+        return start, end
+
+    @staticmethod
+    def _lines_after(data: bytes, end: int, count: int, lineno: int) -> tuple[tuple[int, str], ...]:
+        out = []
+        pos = end + 1
+        for i in range(1, count + 1):
+            if pos >= len(data):
+                break
+            nxt = data.find(b"\n", pos, pos + MAX_LINE)
+            stop = nxt if nxt != -1 else min(len(data), pos + WINDOW)
+            text = normalize.clean(data[pos:stop])
+            if text:
+                out.append((lineno + i, text[:MAX_EVIDENCE_CHARS]))
+            if nxt == -1:
+                break
+            pos = nxt + 1
+        return tuple(out)
+
+    @staticmethod
+    def _lines_before(data: bytes, start: int, count: int, lineno: int) -> tuple[tuple[int, str], ...]:
+        out = []
+        stop = start - 1
+        for i in range(1, count + 1):
+            if stop < 0:
+                break
+            begin = data.rfind(b"\n", max(0, stop - MAX_LINE), stop) + 1
+            text = normalize.clean(data[begin:stop])
+            if text:
+                out.append((lineno - i, text[:MAX_EVIDENCE_CHARS]))
+            if begin == 0:
+                break
+            stop = begin - 1
+        out.reverse()
+        return tuple(out)
+
+    # -- matching -----------------------------------------------------------------------
+    def _match_line(self, data: bytes, start: int, end: int, lineno: int, out: ScanOutput) -> None:
+        raw = data[start:end]
+        sigs: dict[str, Signature] = {}
+        for kw, kw_sigs in self._kw_bytes:
+            if kw in raw:
+                for sig in kw_sigs:
+                    sigs[sig.id] = sig
+        if not sigs:
+            return
+        texts, rank = normalize.views(raw)
+        before = None
+        for sig in sigs.values():
+            if out.counts[sig.id] >= MAX_HITS_PER_SIGNATURE:
+                out.counts[sig.id] += 1
+                continue
+            match, text = None, ""
+            for text in texts:
+                match = sig.compiled.search(text)
+                if match:
+                    break
+            if match is None and texts:
+                match, text = self._match_wrapped(sig, data, start, end, lineno, texts)
+            if match is None:
+                continue
+            facts = {k: v for k, v in match.groupdict().items() if v}
+            if rank is not None:
+                facts.setdefault("rank", rank)
+            if before is None:
+                before = self._lines_before(data, start, BEFORE_LINES, lineno)
+            after = self._lines_after(data, end, sig.capture_after, lineno) if sig.capture_after else ()
+            out.counts[sig.id] += 1
+            out.hits.append(Hit(signature=sig.id, line=lineno, text=_excerpt(text, match),
+                                facts=facts, before=before, after=after))
+
+    def _match_wrapped(self, sig: Signature, data: bytes, start: int, end: int, lineno: int,
+                       texts: list[str]):
+        """A message wrapped across two lines: try this line joined with its neighbours."""
+        prev = self._lines_before(data, start, 1, lineno)
+        if prev and prev[0][0] == lineno - 1:
+            text = prev[0][1] + " " + texts[0]
+            match = sig.compiled.search(text)
+            if match:
+                return match, text
+        nxt = self._lines_after(data, end, 1, lineno)
+        if nxt and nxt[0][0] == lineno + 1:
+            text = texts[-1] + " " + nxt[0][1]
+            return sig.compiled.search(text), text
+        return None, ""
+
+    def scan(self, stream: BinaryIO) -> ScanOutput:
+        """Scan a binary stream to its end (or its reader's limit)."""
+        out = ScanOutput()
+        carry = b""          # bytes kept from the previous round: lookbehind + unprocessed lookahead
+        search_from = 0      # offset in data where unprocessed bytes start
+        base_line = 1        # line number of data[0]
+        done_lines: set[int] = set()  # absolute offsets of line starts already matched
+        data_offset = 0      # absolute offset of data[0]
+        head: list[tuple[int, str]] = []
+        while True:
+            try:
+                chunk = stream.read(CHUNK)
+            except SourceError as exc:
+                out.read_error, chunk = str(exc), b""
+            except STREAM_ERRORS as exc:
+                out.read_error, chunk = describe_read_error(exc), b""
+            final = not chunk
+            out.bytes_read += len(chunk)
+            data = carry + chunk if carry else chunk
+            if not head and data and (final or len(data) > LOOKAHEAD):
+                head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))
+            proc_end = len(data) if final else max(search_from, len(data) - LOOKAHEAD)
+            positions = self.prefilter.positions(data, search_from, proc_end)
+            counted_to, line_at = 0, base_line
+            fresh: set[int] = set()
+            last_end = -1
+            for pos in positions:
+                if pos < last_end:
+                    continue  # same line (or window) as the previous keyword
+                start, end = self._line_bounds(data, pos)
+                last_end = max(end, pos + 1)
+                absolute = data_offset + start
+                if absolute in done_lines:
+                    continue
+                fresh.add(absolute)
+                line_at += data.count(b"\n", counted_to, start)
+                counted_to = start
+                self._match_line(data, start, end, line_at, out)
+            done_lines = fresh
+            if final:
+                out.lines = base_line + data.count(b"\n") - (1 if data.endswith(b"\n") else 0)
+                if not data:
+                    out.lines = base_line - 1
+                tail_from = max(0, len(data) - LOOKBEHIND)
+                nl_before = data.count(b"\n", 0, tail_from)
+                tail_data = data[tail_from:]
+                lines = tail_data.split(b"\n")
+                first_line = base_line + nl_before
+                if tail_from:
+                    lines, first_line = lines[1:], first_line + 1
+                numbered = [(first_line + i, normalize.clean(l)[:MAX_EVIDENCE_CHARS]) for i, l in enumerate(lines)]
+                out.tail = [(n, t) for n, t in numbered if t][-TAIL_LINES:]
+                out.head = head
+                return out
+            keep_from = max(0, proc_end - LOOKBEHIND)
+            nl = data.find(b"\n", keep_from, proc_end)
+            if nl != -1:
+                keep_from = nl + 1
+            base_line += data.count(b"\n", 0, keep_from)
+            data_offset += keep_from
+            carry = data[keep_from:]
+            search_from = proc_end - keep_from
+
+
+def _excerpt(text: str, match) -> str:
+    """The evidence text: the whole clean line, or a window around the match on a long one."""
+    if len(text) <= MAX_EVIDENCE_CHARS:
+        return text
+    lo = max(0, match.start() - 100)
+    return ("…" if lo else "") + text[lo: lo + MAX_EVIDENCE_CHARS] + "…"

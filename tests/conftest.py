@@ -1,0 +1,31 @@
+"""Shared fixtures: the mini signature database and helpers that write test inputs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dllogscan.scanner import Scanner
+from dllogscan.signatures import load_database
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MINI = FIXTURES / "mini_signatures.toml"
+
+
+@pytest.fixture(scope="session")
+def mini_db():
+    return load_database([MINI], include_default=False)
+
+
+@pytest.fixture(scope="session", params=["python", "hyperscan"])
+def mini_scanner(request, mini_db):
+    if request.param == "hyperscan":
+        pytest.importorskip("hyperscan")
+    return Scanner(mini_db, engine=request.param)
+
+
+def progress_lines(n: int, start: int = 0) -> str:
+    """A realistic run of training progress lines."""
+    return "".join(
+        f"Epoch {i // 500}: {i % 100:3d}%|{'#' * (i % 10):<10}| {i}/50000 [00:{i % 60:02d}<01:00, 7.1it/s, loss={1 / (i + 1):.4f}]\n"
+        for i in range(start, start + n))

@@ -1,0 +1,98 @@
+"""Cross-evidence: how hits of one source combine into ranked diagnoses."""
+from __future__ import annotations
+
+from dllogscan import pipeline, sources
+from tests.conftest import progress_lines
+
+EXITED = "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly\n"
+KERNEL = "[ 99.1] Out of memory: Killed process {pid} (python) total-vm:1kB, anon-rss:2kB\n"
+CAUGHT = """KeyError: Caught KeyError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/home/u/train.py", line 41, in __getitem__
+    label = self.labels[path]
+KeyError: 'img_0042.jpg'
+"""
+
+
+def diagnose(scanner, text):
+    return list(pipeline.run(sources.from_text(text), scanner).diagnoses)
+
+
+def test_exited_alone_is_suspected_oom(mini_scanner):
+    [d] = diagnose(mini_scanner, progress_lines(20) + EXITED)
+    assert (d.cls, d.subclass) == ("B", "oom-suspected") and 0.5 <= d.confidence < 0.7
+
+
+def test_exited_plus_kernel_kill_of_same_pid_is_oom(mini_scanner):
+    [d] = diagnose(mini_scanner, progress_lines(20) + EXITED + KERNEL.format(pid=4242))
+    assert (d.cls, d.subclass) == ("B", "oom") and d.confidence > 0.95
+    assert {e.line for e in d.evidence} == {21, 22}
+    assert "killed process 4242" in d.fixes[0].commands[0]
+
+
+def test_kernel_kill_of_another_pid_is_weaker(mini_scanner):
+    [same] = diagnose(mini_scanner, progress_lines(20) + EXITED + KERNEL.format(pid=4242))
+    [other] = diagnose(mini_scanner, progress_lines(20) + EXITED + KERNEL.format(pid=9))
+    assert other.subclass == "oom" and other.confidence < same.confidence
+
+
+def test_caught_exception_is_getitem_with_the_real_traceback(mini_scanner):
+    [d] = diagnose(mini_scanner, progress_lines(20) + CAUGHT + EXITED)
+    assert (d.cls, d.subclass) == ("B", "getitem")
+    texts = [e.text for e in d.evidence]
+    assert texts[0].startswith("KeyError: Caught KeyError in DataLoader worker process 0")
+    assert "KeyError: 'img_0042.jpg'" in texts
+    assert d.facts["exception"] == "KeyError"
+
+
+def test_bus_error_absorbs_the_worker_exit(mini_scanner):
+    log = progress_lines(20) + EXITED + "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error.\n"
+    [d] = diagnose(mini_scanner, log)
+    assert d.cls == "A" and len(d.evidence) == 2
+
+
+def test_repeated_by_many_ranks_is_one_finding_with_a_count(mini_scanner):
+    log = progress_lines(20) + "".join(
+        f"[rank{r}]: RuntimeError: DataLoader worker (pid {1000 + r}) is killed by signal: Killed.\n" for r in range(8))
+    [d] = diagnose(mini_scanner, log)
+    assert d.cls == "B" and d.count == 8 and len(d.evidence) == 1
+
+
+def test_timelimit_after_progress_is_a_hang(mini_scanner):
+    log = progress_lines(50) + "slurmstepd: error: *** JOB 42 ON node07 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n"
+    [d] = diagnose(mini_scanner, log)
+    assert d.cls == "E" and d.facts["job_id"] == "42" and d.facts["node"] == "node07"
+
+
+def test_timelimit_without_progress_is_nothing(mini_scanner):
+    log = "setup\n" * 30 + "slurmstepd: error: *** JOB 42 ON node07 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n"
+    assert diagnose(mini_scanner, log) == []
+
+
+def test_timelimit_yields_to_a_real_failure(mini_scanner):
+    log = (progress_lines(50) + "RuntimeError: DataLoader worker (pid 5) is killed by signal: Bus error.\n"
+           + progress_lines(5) + "slurmstepd: error: *** JOB 42 ON n1 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n")
+    assert [d.cls for d in diagnose(mini_scanner, log)] == ["A"]
+
+
+def test_ctrl_c_in_the_loader_wait_is_a_hang(mini_scanner):
+    tb = ("^CTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+          "  File \"dataloader.py\", line 1120, in _try_get_data\n    data = self._data_queue.get(timeout=timeout)\n"
+          "KeyboardInterrupt\n")
+    [d] = diagnose(mini_scanner, progress_lines(30) + tb)
+    assert d.cls == "E"
+    plain = "^CTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\nKeyboardInterrupt\n"
+    assert diagnose(mini_scanner, progress_lines(30) + plain) == []
+
+
+def test_healthy_log_is_nothing(mini_scanner):
+    assert diagnose(mini_scanner, "DataLoader(ds, num_workers=8)\n" + progress_lines(500)) == []
+
+
+def test_several_failures_are_ranked(mini_scanner):
+    log = (progress_lines(10) + EXITED + progress_lines(10)
+           + "RuntimeError: DataLoader worker (pid 5) is killed by signal: Bus error.\n")
+    ds = diagnose(mini_scanner, log)
+    assert [d.cls for d in ds] == ["A"]  # the suspected B yields to the decisive A

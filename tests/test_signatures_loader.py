@@ -1,0 +1,78 @@
+"""The database refuses to load, naming the file and the entry, when any entry is bad."""
+from __future__ import annotations
+
+import pytest
+
+from dllogscan.errors import SignatureError
+from dllogscan.signatures import load_database
+
+GOOD = '''
+[[signature]]
+id = "X.one"
+class = "A"
+subclass = "bus-error"
+title = "t"
+role = "failure"
+keywords = ["Bus error"]
+pattern = 'Bus error'
+examples = ["Bus error here"]
+counter_examples = ["bus stop"]
+'''
+
+
+def write(tmp_path, text):
+    p = tmp_path / "user.toml"
+    p.write_text(text)
+    return p
+
+
+def test_good_user_file_loads(tmp_path):
+    db = load_database([write(tmp_path, GOOD)], include_default=False)
+    assert [s.id for s in db.signatures] == ["X.one"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (("pattern = 'Bus error'", "pattern = 'Bus (error'"), "pattern does not compile"),
+    (("pattern = 'Bus error'", "pattern = 'Bus error at'"), "example does not match"),
+    (('examples = ["Bus error here"]', 'examples = ["BUS ERROR"]'), "holds none of the keywords"),
+    (('counter_examples = ["bus stop"]', 'counter_examples = ["Bus error too"]'), "counter-example matches"),
+    (('role = "failure"', 'role = "failure"\ncolour = "red"'), "unknown keys"),
+    (('subclass = "bus-error"', 'subclass = "Bus Error"'), "lower-case"),
+    (('class = "A"', 'class = "Q"'), "class 'Q'"),
+    (('keywords = ["Bus error"]', 'keywords = []'), "missing or empty 'keywords'"),
+])
+def test_bad_entry_is_refused_with_file_and_id(tmp_path, change, message):
+    bad = GOOD.replace(*change)
+    with pytest.raises(SignatureError) as info:
+        load_database([write(tmp_path, bad)], include_default=False)
+    assert "user.toml" in str(info.value) and "X.one" in str(info.value) and message in str(info.value)
+
+
+def test_duplicate_id_refused(tmp_path):
+    with pytest.raises(SignatureError, match="duplicate id"):
+        load_database([write(tmp_path, GOOD + GOOD)], include_default=False)
+
+
+def test_class_b_subclass_rule(tmp_path):
+    bad = GOOD.replace('class = "A"', 'class = "B"')
+    with pytest.raises(SignatureError, match="must start with oom, getitem or crash"):
+        load_database([write(tmp_path, bad)], include_default=False)
+
+
+def test_unknown_condition_target_refused(tmp_path):
+    bad = GOOD.replace('role = "failure"', 'role = "failure"\nrequires = [{ ids = ["Nope.x"], within = 5 }]')
+    with pytest.raises(SignatureError, match="unknown signature 'Nope.x'"):
+        load_database([write(tmp_path, bad)], include_default=False)
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    with pytest.raises(SignatureError, match="invalid TOML"):
+        load_database([write(tmp_path, "[[signature]\n")], include_default=False)
+    with pytest.raises(SignatureError, match="not found"):
+        load_database([tmp_path / "absent.toml"], include_default=False)
+
+
+def test_fixes_most_specific_key_first(mini_db):
+    assert mini_db.fixes_for("B", "oom")[0].title == "Confirm the OOM killer"
+    assert mini_db.fixes_for("B", "getitem")[0].key == "B"
+    assert mini_db.fixes_for("B", "oom-suspected")[0].key == "B.oom"
