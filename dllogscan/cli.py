@@ -17,8 +17,6 @@ import typer
 from .errors import DllogscanError
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
-COMMANDS = {"scan", "explain", "batch", "summary", "eval", "train", "doctor", "repro", "paste",
-            "serve", "report", "signatures"}
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -132,10 +130,24 @@ def list_signatures(
         sys.stdout.write(f"{sig.id:<48} {sig.cls:<4} {sig.role:<8} {sig.weight:.2f}  {sig.title}\n")
 
 
+def _register_commands() -> set[str]:
+    """Add the commands of ``dllogscan/commands/*.py``; return every command name."""
+    import importlib
+    import pkgutil
+
+    from . import commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(app)
+    return {c.name or c.callback.__name__ for c in app.registered_commands}  # type: ignore[union-attr]
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``."""
+    names = _register_commands()
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] not in COMMANDS and not (args[0].startswith("-") and args[0] != "-"):
+    if args and args[0] not in names and not (args[0].startswith("-") and args[0] != "-"):
         args.insert(0, "scan")
     try:
         app(args=args, prog_name="dllogscan", standalone_mode=True)

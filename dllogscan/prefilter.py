@@ -84,7 +84,7 @@ class HyperscanPrefilter:
 def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
     """``auto`` takes Hyperscan when importable, else pure Python."""
     kws = list(keywords)
-    if engine in ("auto", "hyperscan"):
+    if engine in ("auto", "hyperscan") and kws:
         try:
             return HyperscanPrefilter(kws)
         except ImportError:

@@ -68,24 +68,49 @@ class LimitedReader(io.RawIOBase):
 
 
 class RatioGuard(io.RawIOBase):
-    """Stops a decompressor whose output outgrows its input by more than MAX_INFLATE_RATIO."""
+    """Reads a decompressor in small steps so that the bytes before a corrupt or truncated
+    spot are kept (the error surfaces on the next read), and stops one whose output outgrows
+    its input by more than MAX_INFLATE_RATIO (a compression bomb)."""
+
+    STEP = 256 * 1024
 
     def __init__(self, inner: BinaryIO, compressed: BinaryIO, name: str) -> None:
         self.inner, self.compressed, self.name, self.count = inner, compressed, name, 0
+        self.pending: BaseException | None = None
 
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.inner.read(size)
-        self.count += len(data)
+    def _check_ratio(self) -> None:
         if self.count > INFLATE_RATIO_FLOOR:
             consumed = max(self.compressed.tell(), 1)
             if self.count > consumed * MAX_INFLATE_RATIO:
                 raise SourceError(
                     f"{self.name}: decompresses more than {MAX_INFLATE_RATIO}x its size "
                     f"(a compression bomb?); stopped after {self.count >> 20} MiB")
-        return data
+
+    def read(self, size: int = -1) -> bytes:
+        if self.pending is not None:
+            exc, self.pending = self.pending, None
+            raise exc
+        parts: list[bytes] = []
+        got = 0
+        while size < 0 or got < size:
+            want = self.STEP if size < 0 else min(self.STEP, size - got)
+            try:
+                piece = self.inner.read(want)
+            except STREAM_ERRORS as exc:
+                if not parts:
+                    raise
+                self.pending = exc
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+            self.count += len(piece)
+            self._check_ratio()
+        return b"".join(parts)
 
     def close(self) -> None:
         self.inner.close()

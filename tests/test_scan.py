@@ -139,3 +139,15 @@ def test_hit_flood_is_capped(mini_scanner):
     out = mini_scanner.scan(io.BytesIO(log.encode()))
     assert len(out.hits) == scan_mod.MAX_HITS_PER_SIGNATURE
     assert out.counts["A.bus-error.killed-by-signal"] == 5000
+
+
+def test_compression_bomb_is_stopped(tmp_path, mini_scanner):
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = b"\n" * (1 << 20)
+    blob = b"".join(comp.compress(zeros) for _ in range(400)) + comp.flush()
+    path = tmp_path / "bomb.log.gz"
+    path.write_bytes(blob)
+    result = pipeline.run(sources.from_path(path), mini_scanner)
+    assert "compression bomb" in result.error

@@ -1,0 +1,159 @@
+"""The CLI end to end, in subprocesses as a user runs it: formats, exit codes, bad input."""
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import dllogscan
+from tests.conftest import FIXTURES, MINI, progress_lines
+
+SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
+BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible\n"
+
+
+def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllogscan", *args, "-s", str(MINI)], input=stdin,
+                          capture_output=True, timeout=120)
+
+
+@pytest.fixture
+def failing_log(tmp_path) -> Path:
+    p = tmp_path / "job.log"
+    p.write_text(progress_lines(3000) + BUS)
+    return p
+
+
+def test_json_follows_the_contract(failing_log):
+    proc = cli(str(failing_log), "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["source"] == str(failing_log)
+    assert doc["diagnoses"][0]["class"] == "A"
+    assert doc["diagnoses"][0]["evidence"][0]["line"] == 3001
+
+
+def test_nothing_found_is_exit_0_and_empty_list(tmp_path):
+    p = tmp_path / "ok.log"
+    p.write_text(progress_lines(100))
+    proc = cli(str(p), "--format", "json")
+    assert proc.returncode == 0
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["diagnoses"] == []
+
+
+def test_stdin_and_gzip(failing_log):
+    proc = cli("-", "--format", "json", stdin=failing_log.read_bytes())
+    assert proc.returncode == 1 and json.loads(proc.stdout)["source"] == "-"
+    proc = cli("-", "--format", "json", stdin=gzip.compress(failing_log.read_bytes()))
+    assert json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
+
+
+def test_stdin_cut_at_max_bytes(failing_log):
+    proc = cli("-", "--max-bytes", "1000", "--format", "json", stdin=failing_log.read_bytes())
+    assert proc.returncode == 3
+    assert b"cut at 1000 bytes" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d / "absent.log", b"no such file"),
+    (lambda d: d, b"is a directory"),
+])
+def test_unreadable_input_is_one_line_and_exit_2(tmp_path, make, message):
+    proc = cli(str(make(tmp_path)))
+    assert proc.returncode == 2
+    assert message in proc.stderr and b"Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_binary_and_truncated_gzip(tmp_path):
+    b = tmp_path / "weights.bin"
+    b.write_bytes(bytes(range(256)) * 100)
+    proc = cli(str(b))
+    assert proc.returncode == 2 and b"looks binary" in proc.stderr and b"Traceback" not in proc.stderr
+    g = tmp_path / "cut.log.gz"
+    blob = gzip.compress((progress_lines(50000)).encode())
+    g.write_bytes(blob[: len(blob) // 3])
+    proc = cli(str(g))
+    assert proc.returncode == 3 and b"truncated" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_bad_signature_file_is_one_line(tmp_path, failing_log):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[signature]]\nid = "x"\n')
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", str(failing_log), "-s", str(bad)],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2 and b"bad.toml" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_unknown_format_is_usage_error(failing_log):
+    proc = cli(str(failing_log), "--format", "yaml")
+    assert proc.returncode == 2 and b"unknown format" in proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "jsonl", "text"])
+def test_text_formats(failing_log, fmt):
+    proc = cli(str(failing_log), "--format", fmt)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert "363" in out or "bus-error" in out
+    if fmt == "jsonl":
+        assert json.loads(out.splitlines()[0])["diagnoses"][0]["class"] == "A"
+    if fmt == "csv":
+        assert out.splitlines()[0].startswith("source,member,class,subclass")
+
+
+def test_parquet_needs_out(failing_log, tmp_path):
+    assert cli(str(failing_log), "--format", "parquet").returncode == 2
+    out = tmp_path / "r.parquet"
+    assert cli(str(failing_log), "--format", "parquet", "--out", str(out)).returncode == 1
+    import pandas as pd
+    assert pd.read_parquet(out)["class"].tolist() == ["A"]
+
+
+def test_api_and_cli_agree(failing_log):
+    proc = cli(str(failing_log), "--format", "json")
+    api = dllogscan.scan(failing_log, signatures=[str(MINI)]).to_dict()
+    assert json.loads(proc.stdout) == json.loads(json.dumps(api))
+
+
+def test_api_accepts_text_and_bad_paths():
+    r = dllogscan.scan(progress_lines(10) + BUS, signatures=[str(MINI)])
+    assert r.diagnoses[0].cls == "A" and r.source == "text"
+    r = dllogscan.scan(Path("/nonexistent/x.log"), signatures=[str(MINI)])
+    assert "no such file" in r.error and not r.diagnoses
+
+
+def test_plain_scan_imports_no_heavy_packages(failing_log):
+    code = ("import sys, dllogscan; dllogscan.scan(sys.argv[1]);"
+            "print(sorted(m for m in ('torch','pandas','sklearn','numpy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, str(failing_log)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_cli_runs_with_torch_absent(failing_log, tmp_path):
+    blocker = tmp_path / "torch"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('torch is absent here')\n")
+    env_code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from dllogscan.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", env_code, str(failing_log), "-s", str(MINI), "--format", "json"],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
+
+
+def test_every_command_has_help_with_an_example():
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    from dllogscan.cli import _register_commands
+    for name in sorted(_register_commands()):
+        sub = subprocess.run([sys.executable, "-m", "dllogscan", name, "--help"], capture_output=True,
+                             text=True, timeout=60)
+        assert sub.returncode == 0, name
+        assert "Example" in sub.stdout, f"`dllogscan {name} --help` has no example"
