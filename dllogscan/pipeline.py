@@ -31,9 +31,15 @@ def get_scanner(signatures: Iterable[str] = (), engine: str = "auto") -> Scanner
     return _cached_scanner(tuple(str(s) for s in signatures), engine)
 
 
+CLASSIFY_SMALL_INPUT = 256 * 1024
+
+
 def run(source: Source, scanner: Scanner | None = None,
-        min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> ScanResult:
-    """Diagnose one source. Read errors become ``ScanResult.error``, never an exception."""
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE, classifier: str = "auto") -> ScanResult:
+    """Diagnose one source. Read errors become ``ScanResult.error``, never an exception.
+
+    ``classifier``: ``auto`` consults the text classifier when no signature decides and the input
+    is report-sized or had weak hits; ``on`` always when none decides; ``off`` never."""
     scanner = scanner or get_scanner()
     try:
         stream = source.open()
@@ -57,10 +63,39 @@ def run(source: Source, scanner: Scanner | None = None,
                 error = f"{source.name}: input cut at {source.limit} bytes (--max-bytes); scanned what came before"
     except SourceError as exc:
         return ScanResult(source=source.name, error=str(exc))
-    diagnoses, facts = correlate(out.hits, scanner.db, min_confidence)
+    weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    diagnoses = [d for d in weak if d.confidence >= min_confidence]
+    if classifier != "off" and _wants_classifier(weak, out, classifier):
+        merged = _with_classifier(weak, out, min_confidence)
+        if merged is not None:
+            diagnoses = merged
     diagnoses = [advise(d, scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)
+
+
+def _wants_classifier(diagnoses, out, mode: str) -> bool:
+    from .classify.combine import needs_classifier
+
+    if not needs_classifier(diagnoses):
+        return False
+    return mode == "on" or bool(diagnoses) or out.bytes_read <= CLASSIFY_SMALL_INPUT
+
+
+def _with_classifier(diagnoses, out, min_confidence: float):
+    """Signature diagnoses merged with the classifier's view; None when no model is shipped."""
+    from .classify import model as text_model
+    from .classify.combine import combine
+    from .classify.digest import digest_lines
+
+    model = text_model.shipped()
+    if model is None:
+        return None
+    lines = digest_lines(out)
+    if not lines:
+        return [d for d in diagnoses if d.confidence >= min_confidence]
+    pred = model.predict(["\n".join(t for _, t in lines)])[0]
+    return combine(diagnoses, pred, lines, model, min_confidence)
 
 
 def with_source_name(result: ScanResult, name: str) -> ScanResult:
