@@ -11,7 +11,7 @@ from .models import ScanResult
 TextOrPath = str | bytes | os.PathLike
 
 
-def _as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sources.Source:
+def as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sources.Source:
     if isinstance(item, bytes):
         return sources.from_bytes(item, name or "text")
     if isinstance(item, os.PathLike):
@@ -31,7 +31,7 @@ def scan(path_or_text: TextOrPath, *, signatures: Iterable[str] = (), engine: st
     ``error`` set and no diagnoses; it never raises for bad input. ``classifier``: ``auto``
     (when no signature decides), ``on`` or ``off``."""
     try:
-        source = _as_source(path_or_text, name, max_bytes)
+        source = as_source(path_or_text, name, max_bytes)
     except sources.SourceError as exc:
         return ScanResult(source=str(path_or_text)[:200], error=str(exc))
     scanner = pipeline.get_scanner(signatures, engine)
