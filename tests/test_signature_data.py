@@ -173,14 +173,19 @@ def _adversarial_line(entry: dict, seed: int) -> str:
     return "".join(parts)
 
 
+_BAD_BYTES = bytes([0xFF, 0xC3, 0xE2, 0x80, 0x41, 0x20, 0x28, 0x3C])
+_NOISE = bytes(_BAD_BYTES[b % len(_BAD_BYTES)] for b in random.Random(7).randbytes(4096))
+_LETTERS = "".join(random.Random(3).choices(string.ascii_letters + " ", k=ADVERSARIAL_BYTES))
+
+
 def _invalid_utf8(entry: dict) -> str:
+    """1 MB of invalid UTF-8 sprinkled with the entry's keywords, decoded as a scanner would."""
     rng = random.Random(7)
-    chunks = []
-    size = 0
     keywords = [k.encode() for k in entry["keywords"]]
+    chunks, size = [], 0
     while size < ADVERSARIAL_BYTES:
-        chunk = bytes(rng.choice([0xFF, 0xC3, 0xE2, 0x80, 0x41, 0x20, 0x28, 0x3C]) for _ in range(64))
-        chunk += rng.choice(keywords)
+        at = rng.randrange(len(_NOISE) - 64)
+        chunk = _NOISE[at:at + 64] + rng.choice(keywords)
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks).decode("utf-8", errors="replace")
@@ -199,8 +204,7 @@ def test_pattern_is_fast_on_hostile_input(entry):
     for label, text in (("near-match", _adversarial_line(entry, 1)),
                         ("near-match-2", _adversarial_line(entry, 2)),
                         ("invalid-utf8", _invalid_utf8(entry)),
-                        ("letters", "".join(random.Random(3).choices(string.ascii_letters + " ",
-                                                                     k=ADVERSARIAL_BYTES)))):
+                        ("letters", _LETTERS)):
         elapsed = min(_time_search(pattern, text) for _ in range(2))
         assert elapsed < TIME_BUDGET_S, f"{_where(entry)}: {label} took {elapsed:.3f}s"
 
@@ -243,3 +247,16 @@ def test_every_class_and_subclass_has_two_fixes():
             needed.add(f"{entry['class']}.{entry['subclass']}")
     missing = {k: counts.get(k, 0) for k in needed if counts.get(k, 0) < 2}
     assert not missing, f"keys with fewer than 2 fixes: {missing}"
+
+
+def test_examples_are_not_claimed_by_another_class():
+    """No other class's failure or cause entry may match an entry's own example (no stealing)."""
+    compiled = [(e, _compile(e)) for e in ALL if e["role"] in ("failure", "cause")]
+    for entry in ALL:
+        if entry["role"] == "fact":
+            continue
+        for example in entry["examples"]:
+            for other, pat in compiled:
+                if other["class"] != entry["class"] and pat.search(example) \
+                        and any(k in example for k in other["keywords"]):
+                    pytest.fail(f"{_where(entry)}: example {example!r} also matches {_where(other)}")
