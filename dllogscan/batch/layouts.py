@@ -23,8 +23,9 @@ ENV_RE = {
     "job": re.compile(rb"SLURM_(?:ARRAY_)?JOB_ID=(\d+)"),
     "task": re.compile(rb"SLURM_ARRAY_TASK_ID=(\d+)"),
     "node": re.compile(rb"SLURMD_NODENAME=([\w.-]+)"),
-    "rank": re.compile(rb"(?:^|\n)\[rank ?(\d+)\]|\bRANK=(\d+)\b"),
+    "rank": re.compile(rb"\[rank ?(\d+)\]|(?<![\w])RANK=(\d+)"),
 }
+ENV_GATE = {"job": (b"SLURM_",), "task": (b"SLURM_ARRAY",), "node": (b"SLURMD_",), "rank": (b"rank", b"RANK=")}
 STEPD_RE = re.compile(rb"\*\*\* (?:JOB|STEP) (\d+)(?:\.\w+)? ON ([\w.-]+) ")
 JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kernel: ", re.M)
 KERNEL_LINE_RE = re.compile(rb"^(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
@@ -96,10 +97,12 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     meta: dict[str, str] = {}
     both = head + b"\n" + tail
     for key, rx in ENV_RE.items():
+        if not any(gate in both for gate in ENV_GATE[key]):
+            continue
         m = rx.search(both)
         if m:
             meta[key] = next(g for g in m.groups() if g).decode()
-    m = STEPD_RE.search(both)
+    m = STEPD_RE.search(both) if b"*** " in both else None
     if m:
         meta.setdefault("job", m.group(1).decode())
         meta.setdefault("node", m.group(2).decode())
@@ -120,10 +123,15 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     return meta
 
 
+CLOCK_RE = re.compile(rb"\d\d:\d\d:\d\d")
+
+
 def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:
     for i, line in enumerate(lines):
         if i >= tries:
             break
+        if not CLOCK_RE.search(line, 0, 200):
+            continue
         stamp = parse_time(line[:200].decode("utf-8", "replace"), year)
         if stamp:
             return stamp
