@@ -52,7 +52,7 @@ def archive(tmp_path_factory):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_every_row_on_the_local_engine(archive, jobs):
     paths, expected = archive
-    df = dllogscan.scan_many(paths, signatures=SIGS, default_signatures=False, jobs=jobs)
+    df = dllogscan.scan_many(paths, signatures=SIGS, default_signatures=False, classifier="off", jobs=jobs)
     check_rows(df, expected)
 
 
@@ -61,7 +61,7 @@ def test_every_row_on_a_dask_local_cluster(archive):
     paths, expected = archive
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        df = dllogscan.scan_many(paths, signatures=SIGS, default_signatures=False, engine="dask",
+        df = dllogscan.scan_many(paths, signatures=SIGS, default_signatures=False, classifier="off", engine="dask",
                                  scheduler=cluster.scheduler_address)
     check_rows(df, expected)
 
@@ -69,7 +69,7 @@ def test_every_row_on_a_dask_local_cluster(archive):
 def test_cross_file_evidence_cites_both_lines(archive):
     paths, _ = archive
     out = []
-    run_batch(paths, out.append, Config(tuple(SIGS), False), jobs=1)
+    run_batch(paths, out.append, Config(tuple(SIGS), False, classifier="off"), jobs=1)
     rec = next(r for r in out if r.result.source.endswith("slurm-1001.out"))
     diag = rec.result.diagnoses[0]
     texts = [e.text for e in diag.evidence]
@@ -81,7 +81,7 @@ def test_cross_file_evidence_cites_both_lines(archive):
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".csv"])
 def test_output_files_round_trip(archive, tmp_path, suffix):
     paths, expected = archive
-    df = dllogscan.scan_many(paths, out=tmp_path / f"r{suffix}", signatures=SIGS, default_signatures=False, jobs=1)
+    df = dllogscan.scan_many(paths, out=tmp_path / f"r{suffix}", signatures=SIGS, default_signatures=False, classifier="off", jobs=1)
     check_rows(df, expected)
 
 
@@ -98,7 +98,7 @@ def test_an_interrupted_batch_keeps_what_it_finished(archive, tmp_path, suffix):
 
     with pytest.raises(KeyboardInterrupt):
         try:
-            run_batch(paths, sink, Config(tuple(SIGS), False), jobs=1)
+            run_batch(paths, sink, Config(tuple(SIGS), False, classifier="off"), jobs=1)
         finally:
             writer.close()
     df = dllogscan.batch.read_results(out)
@@ -110,7 +110,7 @@ def test_jsonl_objects_follow_the_contract(archive, tmp_path):
     schema = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
     paths, expected = archive
     out = tmp_path / "r.jsonl"
-    dllogscan.scan_many(paths, out=out, signatures=SIGS, default_signatures=False, jobs=1)
+    dllogscan.scan_many(paths, out=out, signatures=SIGS, default_signatures=False, classifier="off", jobs=1)
     objs = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(objs) == len(expected)
     for obj in objs:

@@ -18,7 +18,7 @@ __all__ = ["scan_many", "run_batch", "Config", "Limits", "Record", "Stats"]
 def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, signatures: Iterable[str] = (),
               default_signatures: bool = True, engine: str = "local", jobs: int | None = None,
               scheduler: str | None = None, min_confidence: float = 0.5, limits: Limits | None = None,
-              progress: bool = False, prefilter: str = "auto"):
+              progress: bool = False, prefilter: str = "auto", classifier: str = "auto"):
     """Diagnose every source under ``paths`` (files, directories, globs, archives); return a
     DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``)."""
     import pandas as pd
@@ -29,7 +29,7 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
     if isinstance(paths, (str, Path)):
         paths = [str(paths)]
     config = Config(tuple(str(s) for s in signatures), default_signatures, prefilter, min_confidence,
-                    limits or Limits())
+                    limits or Limits(), classifier)
     if out is None:
         rows: list[dict] = []
         run_batch([str(p) for p in paths], lambda r: rows.append(to_row(r)), config, engine, jobs, scheduler, progress)

@@ -26,6 +26,7 @@ class Config:
     engine: str = "auto"
     min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
     limits: Limits = field(default_factory=Limits)
+    classifier: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
 
     label = f"{name}!/{member}" if member else name
     try:
-        result = pipeline.run(sources.Source(label, tapped), scan, config.min_confidence)
+        result = pipeline.run(sources.Source(label, tapped), scan, config.min_confidence,
+                              config.classifier)
     except Exception as exc:  # noqa: BLE001 - a bad source is a row, never a stopped batch
         text = (str(exc) or type(exc).__name__).splitlines()[0][:200]
         result = ScanResult(source=label, error=f"{label}: cannot read: {text}")

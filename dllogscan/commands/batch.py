@@ -30,6 +30,7 @@ def register(app: typer.Typer) -> None:
         no_default_signatures: bool = typer.Option(False, help="Use only the --signatures files."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
         prefilter: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+        classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | on | off."),
         progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)."),
     ) -> None:
         """Diagnose every log under PATHs (directories, globs, archives); one row per source.
@@ -49,7 +50,8 @@ def register(app: typer.Typer) -> None:
                 writer = Writer("jsonl", stream=sys.stdout)
             else:
                 raise fail(f"--format {fmt} needs --out FILE; standard output takes jsonl")
-            config = Config(tuple(str(s) for s in signatures), not no_default_signatures, prefilter, min_confidence)
+            config = Config(tuple(str(s) for s in signatures), not no_default_signatures, prefilter, min_confidence,
+                            classifier=classifier)
             try:
                 stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress)
             finally:
