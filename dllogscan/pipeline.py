@@ -7,6 +7,7 @@ from typing import Iterable
 
 from .advise import advise
 from .correlate import correlate
+from .documents import flatten_stream
 from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner
@@ -49,6 +50,7 @@ def run(source: Source, scanner: Scanner | None = None,
             reason = sniff(head)
             if reason:
                 return ScanResult(source=source.name, error=f"{source.name}: {reason}; not scanned")
+            head, document = flatten_stream(head, stream)
             peeked = PeekedStream(head, stream)
             out = scanner.scan(peeked)
             if out.read_error:
@@ -60,7 +62,8 @@ def run(source: Source, scanner: Scanner | None = None,
     diagnoses, facts = correlate(out.hits, scanner.db, min_confidence)
     diagnoses = [advise(d, scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
-                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)
+                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
+                      document=document)
 
 
 def with_source_name(result: ScanResult, name: str) -> ScanResult:
