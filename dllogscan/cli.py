@@ -80,6 +80,7 @@ def scan(
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+    classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | on | off."),
     redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
@@ -90,7 +91,8 @@ def scan(
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))
     results = [api.scan(p if p == "-" else Path(p), signatures=[str(s) for s in signatures], engine=engine,
-                        min_confidence=min_confidence, max_bytes=max_bytes) for p in paths]
+                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+               for p in paths]
     if redact:
         from .redact import redact_results
         results = redact_results(results)

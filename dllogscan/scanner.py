@@ -22,10 +22,11 @@ LOOKBEHIND = 64 << 10
 LOOKAHEAD = 256 << 10
 MAX_LINE = 16 << 10
 WINDOW = 2048
-BEFORE_LINES = 12
+BEFORE_LINES = 20
 TAIL_LINES = 30
 MAX_HITS_PER_SIGNATURE = 200
 MAX_EVIDENCE_CHARS = 600
+KEEP_PREFIX = 1 << 20
 
 
 @dataclass
@@ -39,6 +40,8 @@ class ScanOutput:
     tail: list[tuple[int, str]] = field(default_factory=list)
     head: list[tuple[int, str]] = field(default_factory=list)
     read_error: str | None = None
+    prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
+    document: str | None = None  # the document kind when the input was flattened (documents/)
 
 
 class Scanner:
@@ -164,6 +167,8 @@ class Scanner:
                 out.read_error, chunk = describe_read_error(exc), b""
             final = not chunk
             out.bytes_read += len(chunk)
+            if len(out.prefix) < KEEP_PREFIX and chunk:
+                out.prefix += chunk[: KEEP_PREFIX - len(out.prefix)]
             data = carry + chunk if carry else chunk
             if not head and data and (final or len(data) > LOOKAHEAD):
                 head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))

@@ -5,13 +5,13 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import FIXTURES, MINI
+from tests.conftest import FIXTURES
 
 DOCS = FIXTURES / "documents"
 
 
 def cli(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dllogscan", *args, "-s", str(MINI)], input=stdin,
+    return subprocess.run([sys.executable, "-m", "dllogscan", *args], input=stdin,
                           capture_output=True, timeout=120)
 
 
@@ -56,6 +56,6 @@ def test_prompt_on_a_terminal(monkeypatch, capsys):
             return True
 
     monkeypatch.setattr(sys, "stdin", Stdin)
-    result = triage.read_paste([str(MINI)])
+    result = triage.read_paste()
     assert "Ctrl-D" in capsys.readouterr().err
     assert result.source == "paste" and result.lines == 1 and not result.diagnoses

@@ -10,7 +10,6 @@ import pytest
 from dllogscan import pipeline, report, sources
 from dllogscan.redact import Redactor, redact_results
 from dllogscan.report.issue_body import to_issue_body
-from tests.conftest import MINI
 
 SECRETS = {
     "host": ["gpu-a100-07", "srv12.cluster.internal", "trainer-node12", "gpu-node-17"],
@@ -65,7 +64,7 @@ def test_same_value_same_placeholder_and_harmless_text_kept():
 
 def _result():
     return pipeline.run(sources.from_text(LOG, "/home/alice/logs/slurm-991234.out"),
-                        pipeline.get_scanner([str(MINI)]))
+                        pipeline.get_scanner())
 
 
 @pytest.mark.parametrize("fmt", [*report.TEXT_FORMATS, "issue"])
@@ -96,7 +95,7 @@ def test_cli_redact_on_scan_paste_and_report(tmp_path):
     log.write_text(LOG)
     for args, stdin in ((["scan", str(log), "-f", "json"], None), (["paste", "-f", "md"], LOG.encode()),
                         (["report", str(log)], None), (["scan", str(log), "-f", "github"], None)):
-        proc = subprocess.run([sys.executable, "-m", "dllogscan", *args, "--redact", "-s", str(MINI)],
+        proc = subprocess.run([sys.executable, "-m", "dllogscan", *args, "--redact"],
                               input=stdin, capture_output=True, timeout=120)
         assert proc.returncode == 1, proc.stderr
         for values in SECRETS.values():

@@ -11,7 +11,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from dllogscan.serve.app import create_app  # noqa: E402
-from tests.conftest import FIXTURES, MINI  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 
 SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
 LOG = "step 1\nstep 2\nRuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible\nstep 3\n"
@@ -19,7 +19,7 @@ LOG = "step 1\nstep 2\nRuntimeError: DataLoader worker (pid 363) is killed by si
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app([str(MINI)], max_bytes=20_000))
+    return TestClient(create_app(max_bytes=20_000))
 
 
 def test_diagnose_follows_the_contract(client):

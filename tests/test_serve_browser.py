@@ -11,7 +11,6 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import MINI
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not shutil.which("chromium"):
@@ -37,7 +36,7 @@ def _free_port() -> int:
 def server():
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "dllogscan", "serve", "--port", str(port),
-                             "--max-bytes", str(LIMIT), "-s", str(MINI)],
+                             "--max-bytes", str(LIMIT)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -76,8 +75,8 @@ def test_paste_diagnose_shows_class_fixes_and_copy_buttons(page):
     assert "Class A / bus-error" in page.inner_text("#verdict")
     card = page.locator(".diagnosis").first
     assert card.get_attribute("data-class") == "A"
-    assert "Give the container a larger /dev/shm" in card.inner_text()
-    assert page.locator(".command code", has_text="df -h /dev/shm").count() == 1
+    assert "Raise /dev/shm" in card.inner_text()
+    assert page.locator(".command code", has_text="df -h /dev/shm").count() >= 1
     assert page.locator(".command button.copy").count() >= 2
     evidence = page.locator(".context .evidence")
     assert evidence.count() == 1 and "Bus error" in evidence.inner_text() and "6" in evidence.inner_text()
