@@ -6,6 +6,7 @@ Two engines give the same answer: Hyperscan (extra ``fast``) and a pure-Python o
 """
 from __future__ import annotations
 
+import threading
 from typing import Iterable, Protocol
 
 
@@ -63,7 +64,15 @@ class HyperscanPrefilter:
         exprs = [b"".join(b"\\x%02x" % c for c in a) for a in self.anchors]
         self._db.compile(expressions=exprs, ids=list(range(len(exprs))),
                          elements=len(exprs), flags=[hyperscan.HS_FLAG_SINGLEMATCH * 0] * len(exprs))
-        self._scratch = hyperscan.Scratch(self._db)
+        self._local = threading.local()  # a Hyperscan scratch may serve one thread at a time
+        self._local.scratch = hyperscan.Scratch(self._db)
+        self._scratch_type = hyperscan.Scratch
+
+    def _scratch(self):
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._scratch_type(self._db)
+        return scratch
 
     def positions(self, data: bytes, start: int, end: int) -> list[int]:
         found: list[int] = []
@@ -76,7 +85,7 @@ class HyperscanPrefilter:
             if pos < end:
                 found.append(pos)
 
-        self._db.scan(bytes(view), match_event_handler=on_match, scratch=self._scratch)
+        self._db.scan(bytes(view), match_event_handler=on_match, scratch=self._scratch())
         found.sort()
         return found
 

@@ -41,6 +41,7 @@ class ScanOutput:
     head: list[tuple[int, str]] = field(default_factory=list)
     read_error: str | None = None
     prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
+    document: str | None = None  # the document kind when the input was flattened (documents/)
 
 
 class Scanner:
