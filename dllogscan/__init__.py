@@ -11,4 +11,16 @@ from .api import scan
 from .models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+__all__ = ["scan", "guard", "guarded", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+
+
+def __getattr__(name: str):
+    """``guard`` and ``guarded`` load the live side (torch) only when first used."""
+    if name in ("guard", "guarded"):
+        from .live import require_torch
+
+        require_torch(name)
+        from .live import guard as module
+
+        return getattr(module, name)
+    raise AttributeError(f"module 'dllogscan' has no attribute {name!r}")
