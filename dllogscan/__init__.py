@@ -11,11 +11,16 @@ from .api import scan
 from .models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "guard", "guarded", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+__all__ = ["scan", "scan_many", "guard", "guarded", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult",
+           "__version__"]
 
 
 def __getattr__(name: str):
-    """``guard`` and ``guarded`` load the live side (torch) only when first used."""
+    """``scan_many`` (batch) and ``guard`` / ``guarded`` (live side, torch) load on first use,
+    so ``import dllogscan`` stays light."""
+    if name == "scan_many":
+        from .batch import scan_many
+        return scan_many
     if name in ("guard", "guarded"):
         from .live import require_torch
 

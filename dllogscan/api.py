@@ -11,7 +11,7 @@ from .models import ScanResult
 TextOrPath = str | bytes | os.PathLike
 
 
-def _as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sources.Source:
+def as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sources.Source:
     if isinstance(item, bytes):
         return sources.from_bytes(item, name or "text")
     if isinstance(item, os.PathLike):
@@ -25,14 +25,15 @@ def _as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sou
 
 def scan(path_or_text: TextOrPath, *, signatures: Iterable[str] = (), engine: str = "auto",
          min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE, name: str | None = None,
-         max_bytes: int | None = None) -> ScanResult:
+         max_bytes: int | None = None, classifier: str = "auto") -> ScanResult:
     """Diagnose one log: a path (``str`` naming an existing file, or ``PathLike``), ``"-"`` for
     standard input, or the log's text itself. A source that cannot be read comes back with
-    ``error`` set and no diagnoses; it never raises for bad input."""
+    ``error`` set and no diagnoses; it never raises for bad input. ``classifier``: ``auto``
+    (when no signature decides), ``on`` or ``off``."""
     try:
-        source = _as_source(path_or_text, name, max_bytes)
+        source = as_source(path_or_text, name, max_bytes)
     except sources.SourceError as exc:
         return ScanResult(source=str(path_or_text)[:200], error=str(exc))
     scanner = pipeline.get_scanner(signatures, engine)
-    result = pipeline.run(source, scanner, min_confidence)
+    result = pipeline.run(source, scanner, min_confidence, classifier)
     return pipeline.with_source_name(result, name) if name else result

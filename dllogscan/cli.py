@@ -80,6 +80,7 @@ def scan(
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+    classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | on | off."),
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
     from . import api
@@ -89,7 +90,8 @@ def scan(
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))
     results = [api.scan(p if p == "-" else Path(p), signatures=[str(s) for s in signatures], engine=engine,
-                        min_confidence=min_confidence, max_bytes=max_bytes) for p in paths]
+                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+               for p in paths]
     for r in results:
         if r.error:
             sys.stderr.write(f"Error: {r.error}\n")

@@ -9,7 +9,7 @@ from .advise import advise
 from .correlate import correlate
 from .errors import SourceError
 from .models import ScanResult
-from .scanner import Scanner
+from .scanner import Scanner, ScanOutput
 from .signatures import Database, load_database
 from .sources import STREAM_ERRORS, SNIFF_BYTES, PeekedStream, Source, describe_read_error, sniff
 
@@ -31,36 +31,80 @@ def get_scanner(signatures: Iterable[str] = (), engine: str = "auto") -> Scanner
     return _cached_scanner(tuple(str(s) for s in signatures), engine)
 
 
-def run(source: Source, scanner: Scanner | None = None,
-        min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> ScanResult:
-    """Diagnose one source. Read errors become ``ScanResult.error``, never an exception."""
-    scanner = scanner or get_scanner()
+CLASSIFY_SMALL_INPUT = 256 * 1024
+
+
+def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, str | None]:
+    """Open, sniff and scan one source: its scanner output (None if unreadable) and any error."""
     try:
         stream = source.open()
     except SourceError as exc:
-        return ScanResult(source=source.name, error=str(exc))
-    error = None
+        return None, str(exc)
     try:
         with stream:
             try:
                 head = stream.read(SNIFF_BYTES)
             except STREAM_ERRORS as exc:
-                return ScanResult(source=source.name, error=f"{source.name}: {describe_read_error(exc)}")
+                return None, f"{source.name}: {describe_read_error(exc)}"
             reason = sniff(head)
             if reason:
-                return ScanResult(source=source.name, error=f"{source.name}: {reason}; not scanned")
-            peeked = PeekedStream(head, stream)
-            out = scanner.scan(peeked)
+                return None, f"{source.name}: {reason}; not scanned"
+            out = scanner.scan(PeekedStream(head, stream))
             if out.read_error:
-                error = out.read_error if out.read_error.startswith(source.name) else f"{source.name}: {out.read_error}"
-            elif getattr(stream, "cut", False):
-                error = f"{source.name}: input cut at {source.limit} bytes (--max-bytes); scanned what came before"
+                named = out.read_error.startswith(source.name)
+                return out, out.read_error if named else f"{source.name}: {out.read_error}"
+            if getattr(stream, "cut", False):
+                return out, f"{source.name}: input cut at {source.limit} bytes (--max-bytes); scanned what came before"
+            return out, None
     except SourceError as exc:
-        return ScanResult(source=source.name, error=str(exc))
-    diagnoses, facts = correlate(out.hits, scanner.db, min_confidence)
+        return None, str(exc)
+
+
+def run(source: Source, scanner: Scanner | None = None,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE, classifier: str = "auto",
+        model=None) -> ScanResult:
+    """Diagnose one source. Read errors become ``ScanResult.error``, never an exception.
+
+    ``classifier``: ``auto`` consults the text classifier when no signature decides and the input
+    is report-sized or had weak hits; ``on`` always when none decides; ``off`` never. ``model``
+    replaces the shipped classifier (the evaluation passes one trained on its train split)."""
+    scanner = scanner or get_scanner()
+    out, error = scan_source(source, scanner)
+    if out is None:
+        return ScanResult(source=source.name, error=error)
+    weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    diagnoses = [d for d in weak if d.confidence >= min_confidence]
+    if classifier != "off" and _wants_classifier(weak, out, classifier):
+        merged = _with_classifier(weak, out, min_confidence, model)
+        if merged is not None:
+            diagnoses = merged
     diagnoses = [advise(d, scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)
+
+
+def _wants_classifier(diagnoses, out, mode: str) -> bool:
+    from .classify.combine import needs_classifier
+
+    if not needs_classifier(diagnoses):
+        return False
+    return mode == "on" or bool(diagnoses) or out.bytes_read <= CLASSIFY_SMALL_INPUT
+
+
+def _with_classifier(diagnoses, out, min_confidence: float, model=None):
+    """Signature diagnoses merged with the classifier's view; None when no model is shipped."""
+    from .classify import model as text_model
+    from .classify.combine import combine
+    from .classify.digest import digest_lines
+
+    model = model or text_model.shipped()
+    if model is None:
+        return None
+    lines = digest_lines(out)
+    if not lines:
+        return [d for d in diagnoses if d.confidence >= min_confidence]
+    pred = model.predict(["\n".join(t for _, t in lines)])[0]
+    return combine(diagnoses, pred, lines, model, min_confidence)
 
 
 def with_source_name(result: ScanResult, name: str) -> ScanResult:

@@ -22,10 +22,11 @@ LOOKBEHIND = 64 << 10
 LOOKAHEAD = 256 << 10
 MAX_LINE = 16 << 10
 WINDOW = 2048
-BEFORE_LINES = 12
+BEFORE_LINES = 20
 TAIL_LINES = 30
 MAX_HITS_PER_SIGNATURE = 200
 MAX_EVIDENCE_CHARS = 600
+KEEP_PREFIX = 1 << 20
 
 
 @dataclass
@@ -39,6 +40,7 @@ class ScanOutput:
     tail: list[tuple[int, str]] = field(default_factory=list)
     head: list[tuple[int, str]] = field(default_factory=list)
     read_error: str | None = None
+    prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
 
 
 class Scanner:
@@ -164,6 +166,8 @@ class Scanner:
                 out.read_error, chunk = describe_read_error(exc), b""
             final = not chunk
             out.bytes_read += len(chunk)
+            if len(out.prefix) < KEEP_PREFIX and chunk:
+                out.prefix += chunk[: KEEP_PREFIX - len(out.prefix)]
             data = carry + chunk if carry else chunk
             if not head and data and (final or len(data) > LOOKAHEAD):
                 head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))
@@ -196,8 +200,14 @@ class Scanner:
                 first_line = base_line + nl_before
                 if tail_from:
                     lines, first_line = lines[1:], first_line + 1
-                numbered = [(first_line + i, normalize.clean(l)[:MAX_EVIDENCE_CHARS]) for i, l in enumerate(lines)]
-                out.tail = [(n, t) for n, t in numbered if t][-TAIL_LINES:]
+                tail: list[tuple[int, str]] = []
+                for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
+                    text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
+                    if text:
+                        tail.append((first_line + i, text))
+                        if len(tail) == TAIL_LINES:
+                            break
+                out.tail = tail[::-1]
                 out.head = head
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)

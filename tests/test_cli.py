@@ -11,14 +11,14 @@ import jsonschema
 import pytest
 
 import dllogscan
-from tests.conftest import FIXTURES, MINI, progress_lines
+from tests.conftest import FIXTURES, progress_lines
 
 SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
 BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible\n"
 
 
 def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dllogscan", *args, "-s", str(MINI)], input=stdin,
+    return subprocess.run([sys.executable, "-m", "dllogscan", *args], input=stdin,
                           capture_output=True, timeout=120)
 
 
@@ -120,14 +120,14 @@ def test_parquet_needs_out(failing_log, tmp_path):
 
 def test_api_and_cli_agree(failing_log):
     proc = cli(str(failing_log), "--format", "json")
-    api = dllogscan.scan(failing_log, signatures=[str(MINI)]).to_dict()
+    api = dllogscan.scan(failing_log).to_dict()
     assert json.loads(proc.stdout) == json.loads(json.dumps(api))
 
 
 def test_api_accepts_text_and_bad_paths():
-    r = dllogscan.scan(progress_lines(10) + BUS, signatures=[str(MINI)])
+    r = dllogscan.scan(progress_lines(10) + BUS)
     assert r.diagnoses[0].cls == "A" and r.source == "text"
-    r = dllogscan.scan(Path("/nonexistent/x.log"), signatures=[str(MINI)])
+    r = dllogscan.scan(Path("/nonexistent/x.log"))
     assert "no such file" in r.error and not r.diagnoses
 
 
@@ -143,7 +143,7 @@ def test_cli_runs_with_torch_absent(failing_log, tmp_path):
     blocker.mkdir()
     (blocker / "__init__.py").write_text("raise ImportError('torch is absent here')\n")
     env_code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from dllogscan.cli import main; main()"
-    proc = subprocess.run([sys.executable, "-c", env_code, str(failing_log), "-s", str(MINI), "--format", "json"],
+    proc = subprocess.run([sys.executable, "-c", env_code, str(failing_log), "--format", "json"],
                           capture_output=True, timeout=60)
     assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
 

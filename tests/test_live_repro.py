@@ -43,7 +43,7 @@ def test_sigsegv_is_b_crash():
     rungs, _ = run("sigsegv", workers=(1,))
     assert rungs[0].result == "fail"
     assert rungs[0].cls == "B" and rungs[0].subclass.startswith("crash")
-    assert "Segmentation fault" in rungs[0].evidence()
+    assert "segmentation fault" in rungs[0].evidence().lower()
 
 
 def test_descriptor_limit_in_the_child_is_class_c():

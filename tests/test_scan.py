@@ -16,7 +16,7 @@ BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.
 
 def run_text(scanner, text, name="t"):
     data = text.encode("utf-8") if isinstance(text, str) else text
-    return pipeline.run(sources.from_bytes(data, name), scanner)
+    return pipeline.run(sources.from_bytes(data, name), scanner, classifier="off")
 
 
 def test_failure_deep_inside_long_log(mini_scanner):

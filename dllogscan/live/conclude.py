@@ -6,16 +6,27 @@ from typing import Any
 
 from ..advise import human
 from .repro import Rung
-from .stacks import innermost_frames
+from .stacks import WHY, innermost_frames
 
 TRACEBACK_RE = re.compile(r"^Traceback \(most recent call last\):", re.M)
+#: frames of the ladder itself, dropped from the traceback shown
+OWN_FRAME_RE = re.compile(r'^  File "(<frozen runpy>|[^"]*dllogscan/live/child\.py)"')
 
 
 def real_traceback(output: str, limit: int = 60) -> str:
     """The last traceback in a rung's output (the dataset's own, at num_workers=0)."""
     starts = [m.start() for m in TRACEBACK_RE.finditer(output)]
     text = output[starts[-1]:] if starts else output
-    return "\n".join(text.strip().splitlines()[-limit:])
+    kept: list[str] = []
+    skipping = False
+    for line in text.strip().splitlines():
+        if line.startswith("  File "):
+            skipping = bool(OWN_FRAME_RE.match(line))
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept[-limit:])
 
 
 def scaled(rungs: list[Rung]) -> str | None:
@@ -70,7 +81,10 @@ def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
         lines.append(f"  {f['rank']}. {f['title']}")
         lines += [f"       $ {c}" for c in f["commands"]]
     for r in rungs:
-        for pid, stack in r.stacks.items():
-            lines += ["", f"Stack of pid {pid} (num_workers={r.workers}), innermost frames first:",
-                      innermost_frames(stack, 8)]
+        if r.cause:
+            lines.append(f"Likely cause: {r.cause[0]} ({WHY.get(r.cause[0], '')}).")
+        for pid in sorted(r.stacks, key=lambda p: p == r.main_pid):
+            who = "main process" if pid == r.main_pid else "worker"
+            lines += ["", f"Stack of {who} pid {pid} (num_workers={r.workers}), innermost frames first:",
+                      innermost_frames(r.stacks[pid], 6 if who == "worker" else 3)]
     return "\n".join(lines) + "\n"

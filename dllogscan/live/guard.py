@@ -78,7 +78,8 @@ class Guard:
                  f"{len(dumps)} of {len(self.pids)} worker stacks dumped"]
         for pid, text in dumps.items():
             cause = causes[pid]
-            lines.append(f"worker pid {pid}: " + (f"stuck in {cause[0]} (class {cause[1]}): {cause[2]}"
+            lines.append(f"worker pid {pid}: " + (f"stuck in {cause[0]} (class {cause[1]}): {cause[2]}; "
+                                                   f"{stacks.WHY[cause[0]]}"
                                                    if cause else "no known cause in its stack"))
             lines.append(stacks.innermost_frames(text, 6))
         self.out.write("\n".join(lines) + "\n")

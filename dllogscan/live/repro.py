@@ -35,6 +35,7 @@ class Rung:
     stacks: dict[int, str] = field(default_factory=dict)
     cause: tuple[str, str, str] | None = None
     exit_code: int | None = None
+    main_pid: int | None = None
 
     @property
     def cls(self) -> str | None:
@@ -55,7 +56,7 @@ class Rung:
 
     def evidence(self) -> str:
         if self.result == "hang" and self.cause and not self.diagnosis:
-            return f"stuck in {self.cause[0]}: {self.cause[2]}"
+            return f"stuck in {self.cause[0]}: {self.cause[2]}"[:100]
         if self.diagnosis and self.diagnosis.evidence:
             return self.diagnosis.evidence[0].text
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
@@ -123,10 +124,11 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
     rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
                 worker_peak=stats.get("worker_peak", {}))
     result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
-    rung.diagnosis = result.diagnoses[0] if result.diagnoses else None
+    # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
+    rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
     if hung:
         rung.result = "hang"
-        rung.stacks = dumps
+        rung.stacks, rung.main_pid = dumps, proc.pid
         worker_stacks = [dumps[p] for p in dumps if p != proc.pid] or list(dumps.values())
         rung.cause = next((c for c in map(stacks.likely_cause, worker_stacks) if c), None)
     elif code != 0 or OK_MARK not in output:

@@ -17,14 +17,19 @@ DUMP_SIGNAL = signal.SIGUSR1
 FRAME_RE = re.compile(r'^(\s*)File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)\s*$')
 #: (label, class, regex over an annotated stack) in order of precedence
 CAUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("a CUDA call in a worker", "D", re.compile(r"torch/cuda|\bcuda\(|\.to\(['\"]cuda|_lazy_init", re.I)),
-    ("an HDF5 call (h5py handles are not fork-safe)", "E", re.compile(r"h5py|hdf5", re.I)),
-    ("an lmdb call (an environment opened before the fork)", "E", re.compile(r"\blmdb\b", re.I)),
-    ("a lock acquire (a lock held by another thread at fork time is never released in the child)",
-     "E", re.compile(r"\bacquire\b|\bwith\s+\w*lock\w*\s*:|_acquireLock|\block\b", re.I)),
-    ("a queue get (the process waits for data that never comes)", "E",
-     re.compile(r"queues\.py.*\bget\b|\bin get\b|_try_get_data|\bpoll\b|\brecv", re.I)),
+    ("a CUDA call", "D", re.compile(r"torch/cuda|\bcuda\(|\.to\(['\"]cuda|_lazy_init", re.I)),
+    ("an HDF5 call", "E", re.compile(r"h5py|hdf5", re.I)),
+    ("an lmdb call", "E", re.compile(r"\blmdb\b", re.I)),
+    ("a lock acquire", "E", re.compile(r"\bacquire\b|\bwith\s+\w*lock\w*\s*:|_acquireLock|\block\b", re.I)),
+    ("a queue get", "E", re.compile(r"queues\.py.*\bget\b|\bin get\b|_try_get_data|\bpoll\b|\brecv", re.I)),
 )
+WHY = {
+    "a CUDA call": "CUDA cannot be re-initialised in a forked worker: move it out, or use spawn",
+    "an HDF5 call": "h5py handles opened before the fork are not fork-safe: open the file per worker",
+    "an lmdb call": "an lmdb environment opened before the fork: open it per worker in worker_init_fn",
+    "a lock acquire": "a lock held by another thread when the worker forked is never released in it",
+    "a queue get": "the process waits for data that never comes",
+}
 
 
 def dump_file(folder: str | os.PathLike[str], pid: int) -> Path:

@@ -1,0 +1,61 @@
+"""One verdict from two kinds of evidence: signature diagnoses and the classifier's view.
+
+- a signature diagnosis at or above STRONG stands alone (the classifier is not even loaded);
+- a weaker one is averaged with the probability the classifier gives its class, so a lone
+  ``exited unexpectedly`` in a report the classifier calls healthy drops below the threshold;
+- with no signature diagnosis, the classifier's top label makes a diagnosis of its own when it is
+  sure enough, citing the lines that speak most for it; otherwise: nothing found.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from ..models import Diagnosis, Evidence
+from .labels import TITLE, split_label
+
+STRONG = 0.8
+CLASSIFIER_DISCOUNT = 0.9
+MAX_CITED = 3
+
+
+def class_probability(pred: dict[str, float], cls: str) -> float:
+    return sum(p for label, p in pred.items() if label.split(".", 1)[0] == cls)
+
+
+def needs_classifier(diagnoses: Sequence[Diagnosis]) -> bool:
+    return not any(d.confidence >= STRONG for d in diagnoses)
+
+
+def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Sequence[tuple[int, str]],
+            model, min_confidence: float) -> list[Diagnosis]:
+    """Merge signature diagnoses with the classifier's probabilities for the same source."""
+    out = []
+    for d in diagnoses:
+        p = class_probability(pred, d.cls)
+        conf = 0.5 * d.confidence + 0.5 * p
+        note = f"classifier gives class {d.cls} {p:.0%}"
+        out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
+                                       notes=d.notes + (note,)))
+    if not diagnoses:
+        label = max(pred, key=pred.get)
+        conf = pred[label] * CLASSIFIER_DISCOUNT
+        if label != "none" and conf >= min_confidence:
+            cls, sub = split_label(label)
+            out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label], confidence=conf,
+                                 evidence=cite(lines, label, model), method="classifier",
+                                 notes=(f"no known error text matched; the text classifier says {label} "
+                                        f"({pred[label]:.0%})",)))
+    out = [d for d in out if d.confidence >= min_confidence]
+    out.sort(key=lambda d: -d.confidence)
+    return out
+
+
+def cite(lines: Sequence[tuple[int, str]], label: str, model) -> tuple[Evidence, ...]:
+    """The few lines that speak most for ``label``, in their original order."""
+    if not lines:
+        return ()
+    texts = [t[:2000] for _, t in lines]
+    scores = model.line_scores(texts, label)
+    best = sorted(range(len(lines)), key=lambda i: -scores[i])[:MAX_CITED]
+    return tuple(Evidence(lines[i][0], lines[i][1][:600], "classifier") for i in sorted(best) if scores[i] > 0)

@@ -1,0 +1,119 @@
+"""A TF-IDF (words + character n-grams) -> logistic regression model, stored as parameters.
+
+``fit`` trains it; ``export``/``load`` move it through plain JSON (vocabularies, idf weights,
+coefficients) so the shipped file is not tied to one scikit-learn version's pickle format.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+FORMAT_VERSION = 1
+DIGITS = re.compile(r"\d+")
+HEX = re.compile(r"0x[0-9a-f]+")
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "classifier.json.gz"
+VECTORIZERS = {
+    "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
+                 token_pattern=r"(?u)\b\w[\w/.-]*\w\b|\b\w\b"),
+    "char": dict(analyzer="char_wb", ngram_range=(2, 5), min_df=2, max_features=25000, sublinear_tf=True),
+}
+
+
+def preprocess(text: str) -> str:
+    """Lower-case; numbers (pids, sizes, line numbers) and hex addresses collapse to one token."""
+    return DIGITS.sub("0", HEX.sub("0x", text.lower()))
+
+
+@dataclass
+class TextModel:
+    """Fitted vectorizers plus the linear model over their stacked features."""
+
+    vectorizers: dict[str, Any]
+    linear: Any
+
+    @property
+    def labels(self) -> list[str]:
+        return [str(c) for c in self.linear.classes_]
+
+    def features(self, texts: Sequence[str]):
+        from scipy.sparse import hstack
+
+        return hstack([self.vectorizers[name].transform(texts) for name in VECTORIZERS]).tocsr()
+
+    def predict(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """Per text: label -> probability."""
+        probs = self.linear.predict_proba(self.features(texts))
+        return [dict(zip(self.labels, map(float, row))) for row in probs]
+
+    def line_scores(self, lines: Sequence[str], label: str):
+        """How much each line alone speaks for ``label`` (for citing evidence)."""
+        idx = self.labels.index(label)
+        return self.features(lines) @ self.linear.coef_[idx]
+
+
+def _vectorizer(name: str):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(preprocessor=preprocess, **VECTORIZERS[name])
+
+
+def fit(texts: Sequence[str], labels: Sequence[str], c: float = 8.0) -> TextModel:
+    """Train on texts and their labels (see ``labels.LABELS``)."""
+    from sklearn.linear_model import LogisticRegression
+
+    vecs = {name: _vectorizer(name).fit(texts) for name in VECTORIZERS}
+    model = TextModel(vecs, None)
+    linear = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
+    linear.fit(model.features(texts), list(labels))
+    model.linear = linear
+    return model
+
+
+def export(model: TextModel, path: Path, meta: dict[str, Any]) -> None:
+    """Write the model's parameters as gzip-compressed JSON."""
+    doc = {
+        "format": FORMAT_VERSION, "meta": meta, "classes": model.labels,
+        "intercept": [round(float(x), 5) for x in model.linear.intercept_],
+        "coef": [[round(float(x), 5) for x in row] for row in model.linear.coef_],
+        "vectorizers": {
+            name: {"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()},
+                   "idf": [round(float(x), 5) for x in vec.idf_]}
+            for name, vec in model.vectorizers.items()},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as fh:
+        json.dump(doc, fh, separators=(",", ":"), sort_keys=True)
+
+
+def load(path: Path = SHIPPED) -> TextModel:
+    """Rebuild a model from exported parameters."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if doc.get("format") != FORMAT_VERSION:
+        raise ValueError(f"{path}: classifier format {doc.get('format')} is not {FORMAT_VERSION}")
+    vecs = {}
+    for name in VECTORIZERS:
+        vec = _vectorizer(name)
+        vec.vocabulary_ = doc["vectorizers"][name]["vocabulary"]
+        vec.idf_ = np.asarray(doc["vectorizers"][name]["idf"])
+        vecs[name] = vec
+    linear = LogisticRegression()
+    linear.classes_ = np.asarray(doc["classes"])
+    linear.coef_ = np.asarray(doc["coef"])
+    linear.intercept_ = np.asarray(doc["intercept"])
+    return TextModel(vecs, linear)
+
+
+@lru_cache(maxsize=2)
+def shipped(path: str = str(SHIPPED)) -> TextModel | None:
+    """The shipped model, or None when it has not been trained yet."""
+    p = Path(path)
+    return load(p) if p.exists() else None

@@ -1,0 +1,79 @@
+"""The text classifier: parameters round-trip, the shipped model matches the corpus, combination rules."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from dllogscan.classify import model as text_model
+from dllogscan.classify.combine import combine, needs_classifier
+from dllogscan.corpus import corpus_hash, load_items, split
+from dllogscan.models import Diagnosis, Evidence
+
+TEXTS = ["worker killed by signal bus error shared memory /dev/shm too small"] * 3 + \
+        ["too many open files received 0 items of ancdata"] * 3 + \
+        ["training runs fine, loss goes down, nothing wrong"] * 3
+LABELS = ["A"] * 3 + ["C"] * 3 + ["none"] * 3
+
+
+def test_export_and_load_give_the_same_predictions(tmp_path):
+    m = text_model.fit(TEXTS * 2, LABELS * 2)
+    path = tmp_path / "m.json.gz"
+    text_model.export(m, path, {"note": "test"})
+    again = text_model.load(path)
+    probe = ["the shm is full, bus error in worker", "ancdata"]
+    for a, b in zip(m.predict(probe), again.predict(probe)):
+        assert a.keys() == b.keys()
+        assert all(abs(a[k] - b[k]) < 1e-3 for k in a)
+    doc = json.loads(gzip.open(path, "rt").read())
+    assert "pickle" not in json.dumps(doc["meta"]) and doc["format"] == text_model.FORMAT_VERSION
+
+
+def test_shipped_model_is_trained_on_the_current_corpus():
+    path = text_model.SHIPPED
+    assert path.exists(), "run `dllogscan train`"
+    meta = json.loads(gzip.open(path, "rt").read())["meta"]
+    assert meta["corpus_hash"] == corpus_hash(load_items()), "corpus changed: run `dllogscan train`"
+
+
+def test_split_keeps_scenarios_on_one_side_and_tests_every_label():
+    items = load_items()
+    train, test = split(items)
+    assert {i.scenario for i in train}.isdisjoint({i.scenario for i in test})
+    for kind in ("report", "nearmiss"):
+        labels = {i.label for i in items if i.kind == kind}
+        multi = {lab for lab in labels if len({i.scenario for i in items if i.kind == kind and i.label == lab}) > 1}
+        assert multi <= {i.label for i in test if i.kind == kind}
+
+
+class FakeModel:
+    """Stands in for the model's line scoring only (combine() cites lines through it)."""
+
+    def line_scores(self, lines, label):
+        return [1.0 if "shm" in line else 0.0 for line in lines]
+
+
+def diag(cls, conf):
+    return Diagnosis(cls=cls, subclass="oom-suspected" if cls == "B" else None, title="t", confidence=conf,
+                     evidence=(Evidence(3, "x"),))
+
+
+def test_strong_signature_needs_no_classifier():
+    assert not needs_classifier([diag("A", 0.97)])
+    assert needs_classifier([diag("B", 0.6)]) and needs_classifier([])
+
+
+def test_weak_signature_is_confirmed_or_vetoed_by_the_classifier():
+    agree = combine([diag("B", 0.6)], {"B.oom": 0.9, "none": 0.1}, [], FakeModel(), 0.5)
+    assert agree[0].confidence == pytest.approx(0.75) and agree[0].method == "signatures+classifier"
+    veto = combine([diag("B", 0.6)], {"B.oom": 0.05, "none": 0.95}, [], FakeModel(), 0.5)
+    assert veto == []
+
+
+def test_classifier_alone_cites_lines_or_abstains():
+    lines = [(1, "hello"), (2, "my /dev/shm is tiny"), (3, "bye")]
+    [d] = combine([], {"A": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
+    assert d.cls == "A" and d.method == "classifier" and [e.line for e in d.evidence] == [2]
+    assert combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5) == []
+    assert combine([], {"A": 0.1, "none": 0.9}, lines, FakeModel(), 0.5) == []
