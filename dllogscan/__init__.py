@@ -11,12 +11,21 @@ from .api import scan
 from .models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "scan_many", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+__all__ = ["scan", "scan_many", "guard", "guarded", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult",
+           "__version__"]
 
 
 def __getattr__(name: str):
-    """``dllogscan.scan_many`` is imported on first use, so ``import dllogscan`` stays light."""
+    """``scan_many`` (batch) and ``guard`` / ``guarded`` (live side, torch) load on first use,
+    so ``import dllogscan`` stays light."""
     if name == "scan_many":
         from .batch import scan_many
         return scan_many
+    if name in ("guard", "guarded"):
+        from .live import require_torch
+
+        require_torch(name)
+        from .live import guard as module
+
+        return getattr(module, name)
     raise AttributeError(f"module 'dllogscan' has no attribute {name!r}")

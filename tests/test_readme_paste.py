@@ -11,7 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_readme_reply_matches_the_example():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("### The reply for the shipped example", 1)[1].split(":\n\n", 1)[1]
-    shown = "\n".join(line[4:] for line in block.splitlines() if line.startswith("    ") or not line)
+    shown_lines = []
+    for line in block.splitlines():
+        if line and not line.startswith("    "):
+            break  # the indented block ends at the first line of prose after it
+        shown_lines.append(line[4:])
+    shown = "\n".join(shown_lines)
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "examples/docker-shm-bus-error.log",
                            "--format", "md", "--redact"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr

@@ -1,0 +1,98 @@
+"""One rung of the reproduction ladder, run in a fresh interpreter:
+``python -m dllogscan.live.child SPEC.json``. Everything it prints is what the scanner reads;
+measurements go to ``stats.json`` next to the spec, worker pids to ``pids``."""
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import json
+import os
+import resource
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+OK_MARK = "dllogscan-repro: ok"
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """``package.module:name`` -> the object, importing from the working directory."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"{spec!r}: expected module:callable")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{spec!r} is not callable")
+    return obj
+
+
+class _PidInit:
+    """Records each worker's pid, then installs the stack dumper."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __call__(self, worker_id: int) -> None:
+        from .stacks import StackDumpInit
+
+        with open(Path(self.folder) / "pids", "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        StackDumpInit(self.folder)(worker_id)
+
+
+def run(spec: dict[str, Any]) -> None:
+    folder = spec["folder"]
+    faulthandler.enable()
+    from .stacks import DUMP_SIGNAL, dump_file
+    faulthandler.register(DUMP_SIGNAL, file=open(dump_file(folder, os.getpid()), "w"), all_threads=True)
+    if spec.get("nofile"):
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (spec["nofile"], hard))
+    import torch
+    import torch.multiprocessing as mp
+    from torch.utils.data import DataLoader
+
+    from .procinfo import measure, worker_pids
+
+    if spec.get("sharing_strategy"):
+        mp.set_sharing_strategy(spec["sharing_strategy"])
+    workers = spec["num_workers"]
+    print(f"dllogscan-repro: torch {torch.__version__}, num_workers={workers}, "
+          f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
+    dataset = load_callable(spec["factory"])()
+    kwargs: dict[str, Any] = {"batch_size": spec["batch_size"], "num_workers": workers}
+    if spec.get("collate"):
+        kwargs["collate_fn"] = load_callable(spec["collate"])
+    if workers:
+        kwargs["worker_init_fn"] = _PidInit(folder)
+        if spec.get("spawn"):
+            kwargs["multiprocessing_context"] = "spawn"
+    loader = DataLoader(dataset, **kwargs)
+    peak: dict[str, int] = {}
+    it = iter(loader)
+    n = 0
+    for n, _batch in enumerate(it, start=1):
+        for info in measure(worker_pids(it)).values():
+            if info:
+                peak["rss"] = max(peak.get("rss", 0), info["rss"])
+                peak["fds"] = max(peak.get("fds", 0), info["fds"])
+        Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak}))
+        if n >= spec["batches"]:
+            break
+    del it
+    print(f"{OK_MARK} {n} batches", flush=True)
+
+
+def main() -> None:
+    spec = json.loads(Path(sys.argv[1]).read_text())
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    run(spec)
+
+
+if __name__ == "__main__":
+    main()

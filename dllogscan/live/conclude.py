@@ -1,0 +1,90 @@
+"""The field guide's conclusion from a ladder, and its text rendering."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..advise import human
+from .repro import Rung
+from .stacks import WHY, innermost_frames
+
+TRACEBACK_RE = re.compile(r"^Traceback \(most recent call last\):", re.M)
+#: frames of the ladder itself, dropped from the traceback shown
+OWN_FRAME_RE = re.compile(r'^  File "(<frozen runpy>|[^"]*dllogscan/live/child\.py)"')
+
+
+def real_traceback(output: str, limit: int = 60) -> str:
+    """The last traceback in a rung's output (the dataset's own, at num_workers=0)."""
+    starts = [m.start() for m in TRACEBACK_RE.finditer(output)]
+    text = output[starts[-1]:] if starts else output
+    kept: list[str] = []
+    skipping = False
+    for line in text.strip().splitlines():
+        if line.startswith("  File "):
+            skipping = bool(OWN_FRAME_RE.match(line))
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept[-limit:])
+
+
+def scaled(rungs: list[Rung]) -> str | None:
+    """Measured per-worker RSS and descriptors at N=1, scaled to the largest N."""
+    one = next((r for r in rungs if r.workers == 1 and r.worker_peak), None)
+    top = max((r.workers for r in rungs), default=0)
+    if not one or top < 1:
+        return None
+    rss, fds = one.worker_peak.get("rss", 0), one.worker_peak.get("fds", 0)
+    return (f"measured at num_workers=1: {human(rss)} RSS and {fds} open descriptors per worker; "
+            f"at num_workers={top} about {human(rss * top)} and {fds * top} descriptors in workers")
+
+
+def conclude(rungs: list[Rung]) -> dict[str, Any]:
+    """{"verdict": dataset-code | multiprocessing | no-failure, "text": ..., extras}."""
+    zero = next((r for r in rungs if r.workers == 0), None)
+    bad = [r for r in rungs if r.result in ("fail", "hang")]
+    measured = scaled(rungs)
+    out: dict[str, Any] = {"measured": measured}
+    if zero and zero.result in ("fail", "hang"):
+        out["verdict"] = "dataset-code"
+        what = "hangs" if zero.result == "hang" else "fails"
+        out["text"] = (f"It {what} with num_workers=0: the bug is in the dataset code (or its transforms), "
+                       "not in the worker settings. Fix it there; the real traceback is below.")
+        out["traceback"] = real_traceback(zero.output) if zero.result == "fail" else None
+    elif bad:
+        first = bad[0]
+        out["verdict"] = "multiprocessing"
+        out["text"] = (f"It passes with num_workers=0 and {'hangs' if first.result == 'hang' else 'fails'} "
+                       f"with num_workers={first.workers}: the bug is in multiprocessing (shared memory, "
+                       f"descriptors, fork safety, worker memory); class {first.cls or '?'}"
+                       f"{'/' + first.subclass if first.subclass else ''}.")
+        if first.diagnosis and first.diagnosis.fixes:
+            out["fixes"] = [f.to_dict() for f in first.diagnosis.fixes]
+    else:
+        out["verdict"] = "no-failure"
+        out["text"] = "Every rung passed: the failure does not reproduce with these settings."
+    return out
+
+
+def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
+    lines = [f"{'rung':<16}{'result':<9}{'class':<22}evidence"]
+    for r in rungs:
+        cls = f"{r.cls}/{r.subclass}" if r.cls and r.subclass else (r.cls or "-")
+        lines.append(f"{'num_workers=' + str(r.workers):<16}{r.result:<9}{cls:<22}{r.evidence()[:110]}")
+    lines += ["", conclusion["text"]]
+    if conclusion.get("measured"):
+        lines.append(conclusion["measured"][0].upper() + conclusion["measured"][1:] + ".")
+    if conclusion.get("traceback"):
+        lines += ["", conclusion["traceback"]]
+    for f in conclusion.get("fixes", []):
+        lines.append(f"  {f['rank']}. {f['title']}")
+        lines += [f"       $ {c}" for c in f["commands"]]
+    for r in rungs:
+        if r.cause:
+            lines.append(f"Likely cause: {r.cause[0]} ({WHY.get(r.cause[0], '')}).")
+        for pid in sorted(r.stacks, key=lambda p: p == r.main_pid):
+            who = "main process" if pid == r.main_pid else "worker"
+            lines += ["", f"Stack of {who} pid {pid} (num_workers={r.workers}), innermost frames first:",
+                      innermost_frames(r.stacks[pid], 6 if who == "worker" else 3)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,114 @@
+"""Guard a running job's DataLoader: diagnose a worker failure with live facts, and dump every
+worker's stack when no batch arrives for ``stall_after`` seconds.
+
+    with dllogscan.guard(loader, stall_after=300) as batches:
+        for batch in batches:
+            ...
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Any, Iterator, TextIO
+
+from ..advise import human
+from . import facts as machine
+from . import procinfo, stacks
+
+
+class Guard:
+    """Iterate ``loader`` through this object; healthy batches cost one clock read each."""
+
+    def __init__(self, loader: Any, stall_after: float = 300.0, scanner: Any = None,
+                 out: TextIO | None = None, check_every: float | None = None) -> None:
+        self.loader, self.stall_after, self.scanner = loader, stall_after, scanner
+        self.out = out or sys.stderr
+        self.check_every = check_every or min(max(stall_after / 10, 0.05), 10.0)
+        self.folder = tempfile.mkdtemp(prefix="dllogscan-guard-")
+        self.pids: list[int] = []
+        self.last = time.monotonic()
+        self.stalls: list[dict[str, Any]] = []
+        self.failure: Any = None
+        self._stop = threading.Event()
+        self._watchdog: threading.Thread | None = None
+        if getattr(loader, "num_workers", 0):
+            loader.worker_init_fn = stacks.StackDumpInit(self.folder, loader.worker_init_fn)
+
+    def __enter__(self) -> "Guard":
+        self._watchdog = threading.Thread(target=self._watch, name="dllogscan-guard", daemon=True)
+        self._watchdog.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._watchdog is not None:
+            self._watchdog.join(timeout=5)
+
+    def __iter__(self) -> Iterator[Any]:
+        it = iter(self.loader)
+        self.pids = procinfo.worker_pids(it)
+        self.last = time.monotonic()
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            except Exception as exc:
+                self._report_failure(exc)
+                raise
+            self.last = time.monotonic()
+            yield batch
+
+    def _watch(self) -> None:
+        reported_at = None
+        while not self._stop.wait(self.check_every):
+            idle = time.monotonic() - self.last
+            if idle >= self.stall_after and reported_at != self.last:
+                reported_at = self.last
+                self._report_stall(idle)
+
+    def _report_stall(self, idle: float) -> None:
+        dumps = stacks.request(self.pids, self.folder)
+        causes = {pid: stacks.likely_cause(text) for pid, text in dumps.items()}
+        self.stalls.append({"idle": idle, "stacks": dumps, "causes": causes})
+        lines = [f"dllogscan guard: no batch for {idle:.0f} s (class E, stall); "
+                 f"{len(dumps)} of {len(self.pids)} worker stacks dumped"]
+        for pid, text in dumps.items():
+            cause = causes[pid]
+            lines.append(f"worker pid {pid}: " + (f"stuck in {cause[0]} (class {cause[1]}): {cause[2]}; "
+                                                   f"{stacks.WHY[cause[0]]}"
+                                                   if cause else "no known cause in its stack"))
+            lines.append(stacks.innermost_frames(text, 6))
+        self.out.write("\n".join(lines) + "\n")
+        self.out.flush()
+
+    def _report_failure(self, exc: BaseException) -> None:
+        from .. import pipeline, sources
+        from ..report.terminal import to_text
+
+        text = "".join(traceback.format_exception(exc))
+        result = pipeline.run(sources.from_text(text, "DataLoader failure"), self.scanner or pipeline.get_scanner())
+        self.failure = result
+        lines = [to_text([result]).rstrip(), "dllogscan guard: live facts"]
+        shm = machine.shm()
+        if shm:
+            lines.append(f"  /dev/shm now: {human(shm['free'])} free of {human(shm['size'])}")
+        for pid, info in procinfo.measure(self.pids).items():
+            lines.append(f"  worker pid {pid}: " + (f"{human(info['rss'])} RSS, {info['fds']} open descriptors"
+                                                     if info else "gone"))
+        self.out.write("\n".join(lines) + "\n")
+        self.out.flush()
+
+
+def guard(loader: Any, stall_after: float = 300.0, **options: Any) -> Guard:
+    """``with guard(loader) as batches: for batch in batches: ...``"""
+    return Guard(loader, stall_after, **options)
+
+
+def guarded(loader: Any, stall_after: float = 300.0, **options: Any) -> Iterator[Any]:
+    """The loader's batches, guarded: ``for batch in guarded(loader): ...``"""
+    with Guard(loader, stall_after, **options) as g:
+        yield from g

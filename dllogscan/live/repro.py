@@ -1,0 +1,148 @@
+"""The reproduction ladder: the user's dataset at num_workers 0, 1, N, each rung in a fresh
+subprocess, its output diagnosed by the scanner; then the field guide's conclusion."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import pipeline, sources
+from ..models import Diagnosis
+from ..scanner import Scanner
+from . import stacks
+from .child import OK_MARK
+
+TAIL_LINES = 40
+
+
+@dataclass
+class Rung:
+    """One rung: how it ended, what the scanner made of its output, what was measured."""
+
+    workers: int
+    result: str  # pass | fail | hang | skipped
+    seconds: float = 0.0
+    output: str = ""
+    diagnosis: Diagnosis | None = None
+    worker_peak: dict[str, int] = field(default_factory=dict)
+    stacks: dict[int, str] = field(default_factory=dict)
+    cause: tuple[str, str, str] | None = None
+    exit_code: int | None = None
+    main_pid: int | None = None
+
+    @property
+    def cls(self) -> str | None:
+        """The scanner's class for the output; for a hang without one, the stack's (else E)."""
+        if self.diagnosis:
+            return self.diagnosis.cls
+        if self.result == "hang":
+            return self.cause[1] if self.cause else "E"
+        return None
+
+    @property
+    def subclass(self) -> str | None:
+        if self.diagnosis:
+            return self.diagnosis.subclass
+        if self.result == "hang":
+            return "hang" if self.cls == "E" else "cuda-fork"
+        return None
+
+    def evidence(self) -> str:
+        if self.result == "hang" and self.cause and not self.diagnosis:
+            return f"stuck in {self.cause[0]}: {self.cause[2]}"[:100]
+        if self.diagnosis and self.diagnosis.evidence:
+            return self.diagnosis.evidence[0].text
+        lines = [ln for ln in self.output.splitlines() if ln.strip()]
+        return lines[-1] if lines and self.result != "pass" else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workers": self.workers, "result": self.result, "class": self.cls,
+                "subclass": self.subclass, "evidence": self.evidence(), "seconds": round(self.seconds, 2),
+                "exit_code": self.exit_code, "worker_peak": self.worker_peak,
+                "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
+                "stacks": {str(k): v for k, v in self.stacks.items()},
+                "output_tail": "\n".join(self.output.splitlines()[-TAIL_LINES:])}
+
+
+@dataclass(frozen=True)
+class Settings:
+    factory: str
+    workers: tuple[int, ...] = (0, 1, 4)
+    batches: int = 8
+    batch_size: int = 2
+    timeout: float = 60.0
+    spawn: bool = False
+    collate: str | None = None
+    nofile: int | None = None
+    sharing_strategy: str | None = None
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
+def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None = None) -> Rung:
+    """Run one rung in a fresh interpreter in its own process group; cut a hang at the timeout
+    after asking every process for its stacks."""
+    with tempfile.TemporaryDirectory(prefix="dllogscan-repro-") as folder:
+        spec = {"factory": settings.factory, "num_workers": workers, "batches": settings.batches,
+                "batch_size": settings.batch_size, "spawn": settings.spawn, "collate": settings.collate,
+                "nofile": settings.nofile, "sharing_strategy": settings.sharing_strategy, "folder": folder}
+        spec_path = Path(folder, "spec.json")
+        spec_path.write_text(json.dumps(spec))
+        log_path = Path(folder, "output.log")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+        start = time.monotonic()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "dllogscan.live.child", str(spec_path)],
+                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=cwd, env=env, start_new_session=True)
+            try:
+                code: int | None = proc.wait(timeout=settings.timeout)
+                hung = False
+            except subprocess.TimeoutExpired:
+                hung, code = True, None
+                pids_file = Path(folder, "pids")
+                pids = [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []
+                dumps = stacks.request([proc.pid] + pids, folder)
+                _kill_group(proc)
+        seconds = time.monotonic() - start
+        output = log_path.read_text(errors="replace")
+        stats_file = Path(folder, "stats.json")
+        stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+    rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
+                worker_peak=stats.get("worker_peak", {}))
+    result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
+    # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
+    rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
+    if hung:
+        rung.result = "hang"
+        rung.stacks, rung.main_pid = dumps, proc.pid
+        worker_stacks = [dumps[p] for p in dumps if p != proc.pid] or list(dumps.values())
+        rung.cause = next((c for c in map(stacks.likely_cause, worker_stacks) if c), None)
+    elif code != 0 or OK_MARK not in output:
+        rung.result = "fail"
+    return rung
+
+
+def ladder(settings: Settings, scanner: Scanner | None = None, cwd: str | None = None) -> list[Rung]:
+    """Every rung in order; after a failure at 0 the rest are skipped (the bug is in the dataset)."""
+    scanner = scanner or pipeline.get_scanner()
+    rungs: list[Rung] = []
+    for n in settings.workers:
+        if rungs and rungs[0].workers == 0 and rungs[0].result != "pass":
+            rungs.append(Rung(workers=n, result="skipped"))
+            continue
+        rungs.append(run_rung(settings, n, scanner, cwd))
+    return rungs

@@ -1,0 +1,92 @@
+"""Tiny datasets that fail the way real ones do; the live tests load them by ``module:factory``."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+_LOCK = threading.Lock()
+
+
+class Squares(Dataset):
+    """Healthy: item i is a small tensor; ``hook(i)`` runs first in __getitem__."""
+
+    def __init__(self, n: int = 16, size: int = 64) -> None:
+        self.n, self.size = n, size
+
+    def __len__(self) -> int:
+        return self.n
+
+    def hook(self, i: int) -> None:
+        pass
+
+    def __getitem__(self, i: int):
+        self.hook(i)
+        return torch.full((self.size,), float(i * i))
+
+
+class Raising(Squares):
+    def hook(self, i: int) -> None:
+        if i == 3:
+            raise KeyError(f"label missing for sample {i}")
+
+
+class SelfKill(Squares):
+    def __init__(self, sig: int) -> None:
+        super().__init__()
+        self.sig = sig
+
+    def hook(self, i: int) -> None:
+        if get_worker_info() is not None and i == 2:
+            os.kill(os.getpid(), self.sig)
+
+
+class ManyTensors(Squares):
+    """Each item is 64 tensors: with the file_descriptor strategy each costs a descriptor."""
+
+    def __getitem__(self, i: int):
+        return [torch.full((4,), float(i + k)) for k in range(64)]
+
+
+class LockedAtFork(Squares):
+    """A background thread holds a lock while the DataLoader forks its workers: the children
+    inherit the lock held, with no thread left to release it."""
+
+    def hook(self, i: int) -> None:
+        with _LOCK:
+            pass
+
+
+def _hold_lock(seconds: float) -> None:
+    with _LOCK:
+        time.sleep(seconds)
+
+
+def healthy() -> Dataset:
+    return Squares()
+
+
+def raising() -> Dataset:
+    return Raising()
+
+
+def sigkill() -> Dataset:
+    return SelfKill(signal.SIGKILL)
+
+
+def sigsegv() -> Dataset:
+    return SelfKill(signal.SIGSEGV)
+
+
+def many_tensors() -> Dataset:
+    return ManyTensors(n=64)
+
+
+def locked_at_fork() -> Dataset:
+    threading.Thread(target=_hold_lock, args=(1.5,), daemon=True).start()
+    time.sleep(0.05)
+    return LockedAtFork()

@@ -1,0 +1,93 @@
+"""doctor: the machine facts, the risk arithmetic, the CLI, and a real 1 MiB /dev/shm."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from dllogscan.live import facts
+from tests.live_helpers import signature_args
+
+SIGS = [a for s in signature_args() for a in ("-s", s)]
+
+
+def test_cgroup_v2_and_v1_limits(tmp_path):
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "memory.max").write_text("1073741824\n")
+    own = tmp_path / "self"
+    own.write_text("0::/job\n")
+    assert facts.cgroup_memory_limit(tmp_path, own) == 1 << 30
+    (tmp_path / "job" / "memory.max").write_text("max\n")
+    assert facts.cgroup_memory_limit(tmp_path, own) is None
+    (tmp_path / "memory" / "pod").mkdir(parents=True)
+    (tmp_path / "memory" / "pod" / "memory.limit_in_bytes").write_text("536870912")
+    own.write_text("4:memory:/pod\n")
+    assert facts.cgroup_memory_limit(tmp_path, own) == 512 << 20
+
+
+def test_assess_names_each_class():
+    pytest.importorskip("torch")
+    from dllogscan.live.doctor import assess
+    from tests.live_helpers import scanner
+
+    machine = {"shm": {"size": 64 << 20, "free": 60 << 20}, "nofile": {"soft": 1024, "hard": 4096},
+               "memory_limit": 2 << 30, "memory": {}, "torch": {"sharing_strategy": "file_descriptor",
+                                                               "cuda_initialized": True, "start_method": "fork"}}
+    risks = assess(machine, {"num_workers": 8, "batch_bytes": 100 << 20, "tensors": 100}, scanner())
+    assert [r.cls for r in risks] == ["A", "B", "C", "D"]
+    assert "8 x 2 x 100.0 MiB = 1.6 GiB" in risks[0].message and risks[0].level == "high"
+    assert "1664 exceeds ulimit -n 1024" in risks[2].message
+    assert risks[0].fixes and risks[0].fixes[0]["rank"] == 1
+    assert assess(machine, {"num_workers": 0, "batch_bytes": 100 << 20}, scanner()) == []
+
+
+def _doctor(*args: str, prefix: list[str] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run([*prefix, sys.executable, "-m", "dllogscan", "doctor", *args, *SIGS],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_doctor_json_with_a_sampled_batch():
+    pytest.importorskip("torch")
+    proc = _doctor("--num-workers", "2", "--sample", "tests.live_datasets:many_tensors", "--batch-size", "4",
+                   "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["loader"]["batch_bytes"] == 64 * 4 * 4 * 4 and doc["loader"]["tensors"] == 64
+    assert doc["facts"]["shm"]["size"] > 0 and doc["facts"]["nofile"]["soft"]
+    assert doc["facts"]["torch"]["start_method"] in ("fork", "spawn", "forkserver")
+
+
+def test_doctor_in_a_1m_tmpfs_reports_class_a():
+    pytest.importorskip("torch")
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /dev/shm"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()}")
+    cmd = " ".join([sys.executable, "-m", "dllogscan", "doctor", "--num-workers", "4", "--batch-bytes", "1M",
+                    *SIGS])
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=1m tmpfs /dev/shm && {cmd}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "/dev/shm        1.0 MiB size" in proc.stdout
+    assert "class A/bus-error: shared-memory demand 4 x 2 x 1.0 MiB = 8.0 MiB" in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["doctor", "repro x:y"])
+def test_missing_torch_is_one_line(command):
+    code = ("import sys; sys.modules['torch'] = None; from dllogscan.cli import main; "
+            f"main({command.split()!r})")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    name = command.split()[0]
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f'Error: dllogscan {name} needs torch: pip install "dllogscan[torch]"'
+
+
+def test_importing_dllogscan_does_not_import_torch():
+    code = "import sys, dllogscan; assert 'torch' not in sys.modules; print(callable(dllogscan.guard))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,86 @@
+"""The reproduction ladder against real DataLoaders on the CPU (tiny datasets, <= 2 workers)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("psutil")
+
+from dllogscan.live.conclude import conclude, render  # noqa: E402
+from dllogscan.live.repro import Settings, ladder  # noqa: E402
+from tests.live_helpers import scanner, signature_args  # noqa: E402
+
+DS = "tests.live_datasets"
+
+
+def run(factory: str, workers=(0, 1), timeout: float = 40, **kw):
+    rungs = ladder(Settings(factory=f"{DS}:{factory}", workers=workers, batches=4, timeout=timeout, **kw),
+                   scanner())
+    return rungs, conclude(rungs)
+
+
+def test_raising_getitem_concludes_dataset_code():
+    rungs, verdict = run("raising", workers=(0, 2))
+    assert [r.result for r in rungs] == ["fail", "skipped"]
+    assert verdict["verdict"] == "dataset-code"
+    assert "KeyError: 'label missing for sample 3'" in verdict["traceback"]
+    assert "in hook" in verdict["traceback"]
+
+
+def test_sigkill_is_b_oom_and_measured():
+    rungs, verdict = run("sigkill", workers=(0, 1))
+    assert [r.result for r in rungs] == ["pass", "fail"]
+    assert (rungs[1].cls, rungs[1].subclass) == ("B", "oom")
+    assert verdict["verdict"] == "multiprocessing" and "class B/oom" in verdict["text"]
+    assert "killed by signal: Killed" in rungs[1].evidence()
+
+
+def test_sigsegv_is_b_crash():
+    rungs, _ = run("sigsegv", workers=(1,))
+    assert rungs[0].result == "fail"
+    assert rungs[0].cls == "B" and rungs[0].subclass.startswith("crash")
+    assert "segmentation fault" in rungs[0].evidence().lower()
+
+
+def test_descriptor_limit_in_the_child_is_class_c():
+    rungs, verdict = run("many_tensors", workers=(2,), timeout=15, nofile=128,
+                         sharing_strategy="file_descriptor")
+    assert rungs[0].result in ("fail", "hang")
+    assert rungs[0].cls == "C", rungs[0].output[-2000:]
+
+
+def test_lock_inherited_across_fork_hangs_as_e_with_the_lock_named():
+    rungs, verdict = run("locked_at_fork", workers=(0, 1), timeout=12)
+    assert [r.result for r in rungs] == ["pass", "hang"]
+    hang = rungs[1]
+    assert hang.cls == "E"
+    assert "lock acquire" in hang.cause[0] and "with _LOCK:" in hang.cause[2]
+    text = render(rungs, verdict)
+    assert "with _LOCK:" in text and "in hook" in text
+
+
+def test_cli_healthy_ladder_json_and_measurements():
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", f"{DS}:healthy", "--workers", "1",
+                           "--batches", "3", "--format", "json",
+                           *[a for s in signature_args() for a in ("-s", s)]],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["conclusion"]["verdict"] == "no-failure"
+    peak = doc["rungs"][0]["worker_peak"]
+    assert peak["rss"] > 10 << 20 and peak["fds"] > 3
+    assert "per worker" in doc["conclusion"]["measured"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nocolon"], "expected module:factory"),
+    (["a:b", "--workers", "x"], "expected numbers"),
+])
+def test_cli_usage_errors_are_one_line(args, message):
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
