@@ -11,4 +11,12 @@ from .api import scan
 from .models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+__all__ = ["scan", "scan_many", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult", "__version__"]
+
+
+def __getattr__(name: str):
+    """``dllogscan.scan_many`` is imported on first use, so ``import dllogscan`` stays light."""
+    if name == "scan_many":
+        from .batch import scan_many
+        return scan_many
+    raise AttributeError(f"module 'dllogscan' has no attribute {name!r}")

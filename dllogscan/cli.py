@@ -51,13 +51,14 @@ def emit(results, fmt: str, out: Optional[Path]) -> None:
 """)
 def scan(
     paths: List[str] = typer.Argument(..., help="Log files (.gz .bz2 .xz too), or - for standard input."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | parquet"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github | parquet"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | on | off."),
+    redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
     from . import api
@@ -66,7 +67,15 @@ def scan(
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))
-    results = scan_paths(paths, [str(s) for s in signatures], engine, min_confidence, max_bytes, classifier)
+    results = [api.scan(p if p == "-" else Path(p), signatures=[str(s) for s in signatures], engine=engine,
+                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+               for p in paths]
+    if redact:
+        from .redact import redact_results
+        results = redact_results(results)
+    for r in results:
+        if r.error:
+            sys.stderr.write(f"Error: {r.error}\n")
     emit(results, fmt, out)
     raise typer.Exit(exit_code(results))
 

@@ -143,7 +143,7 @@ def _absorb(cands: dict[str, Candidate]) -> None:
 
 def _exception_line(hit: Hit) -> tuple[int, str] | None:
     """The real exception at the end of a captured traceback (``KeyError: 'label'``)."""
-    seen_traceback = False
+    seen_traceback = hit.text.lstrip().startswith("File ")  # a frame hit: the traceback is running
     for line, text in hit.after:
         if "Traceback (most recent call last)" in text:
             seen_traceback = True
@@ -167,12 +167,12 @@ def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str
             if pid not in pids:
                 pids.append(pid)
         shape = (sig.id, DIGITS_RE.sub("#", hit.text))
-        if shape in shapes:
+        if shape in shapes or any(e.line == hit.line for e in evidence):
             continue
         shapes.add(shape)
         evidence.append(Evidence(hit.line, hit.text, sig.id))
         real = _exception_line(hit)
-        if real:
+        if real and all(e.line != real[0] for e in evidence):
             evidence.append(Evidence(real[0], real[1], sig.id + "#exception"))
             name, _, message = real[1].partition(":")
             facts.setdefault("exception", name.rsplit(".", 1)[-1].strip())

@@ -96,6 +96,9 @@ class ScanResult:
     hits: tuple[Hit, ...] = ()
     facts: dict[str, str] = field(default_factory=dict)
     member: str | None = None
+    #: set when the input was a document flattened before scanning (``github-issue``, ``html``, ...):
+    #: evidence line numbers then refer to the flattened text
+    document: str | None = None
 
     @property
     def found(self) -> bool:
@@ -110,4 +113,5 @@ class ScanResult:
             "lines": self.lines,
             "bytes": self.bytes_read,
             "facts": dict(self.facts),
+            **({"document": self.document} if self.document else {}),
         }

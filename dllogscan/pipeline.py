@@ -7,6 +7,7 @@ from typing import Iterable
 
 from .advise import advise
 from .correlate import correlate
+from .documents import flatten_stream
 from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner, ScanOutput
@@ -49,7 +50,9 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             reason = sniff(head)
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
+            head, document = flatten_stream(head, stream)
             out = scanner.scan(PeekedStream(head, stream))
+            out.document = document
             if out.read_error:
                 named = out.read_error.startswith(source.name)
                 return out, out.read_error if named else f"{source.name}: {out.read_error}"
@@ -80,7 +83,8 @@ def run(source: Source, scanner: Scanner | None = None,
             diagnoses = merged
     diagnoses = [advise(d, scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
-                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)
+                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
+                      document=out.document)
 
 
 def _wants_classifier(diagnoses, out, mode: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+import threading
 from typing import Iterable, Protocol
 
 
@@ -63,7 +64,15 @@ class HyperscanPrefilter:
         self.longest = max((len(a) for a in self.anchors), default=1)
         self._lengths = [len(a) for a in self.anchors]
         self._db = _compiled(hyperscan, self.anchors)
-        self._scratch = hyperscan.Scratch(self._db)
+        self._local = threading.local()  # a Hyperscan scratch may serve one thread at a time
+        self._local.scratch = hyperscan.Scratch(self._db)
+        self._scratch_type = hyperscan.Scratch
+
+    def _scratch(self):
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._scratch_type(self._db)
+        return scratch
 
     def positions(self, data: bytes, start: int, end: int) -> list[int]:
         """One scan over ``data[start:end + longest]`` through a memoryview: no copy."""
@@ -78,7 +87,7 @@ class HyperscanPrefilter:
                 found.append(pos)
 
         with memoryview(data) as view:
-            self._db.scan(view[start:limit], match_event_handler=on_match, scratch=self._scratch)
+            self._db.scan(view[start:limit], match_event_handler=on_match, scratch=self._scratch())
         found.sort()
         return found
 

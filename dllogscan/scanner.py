@@ -41,6 +41,7 @@ class ScanOutput:
     head: list[tuple[int, str]] = field(default_factory=list)
     read_error: str | None = None
     prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
+    document: str | None = None  # the document kind when the input was flattened (documents/)
 
 
 class Scanner:
@@ -199,8 +200,14 @@ class Scanner:
                 lines = tail_data.split(b"\n")
                 if tail_from:
                     lines, first_line = lines[1:], first_line + 1
-                numbered = [(first_line + i, normalize.clean(l)[:MAX_EVIDENCE_CHARS]) for i, l in enumerate(lines)]
-                out.tail = [(n, t) for n, t in numbered if t][-TAIL_LINES:]
+                tail: list[tuple[int, str]] = []
+                for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
+                    text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
+                    if text:
+                        tail.append((first_line + i, text))
+                        if len(tail) == TAIL_LINES:
+                            break
+                out.tail = tail[::-1]
                 out.head = head
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)

@@ -1,8 +1,9 @@
 """One verdict from two kinds of evidence: signature diagnoses and the classifier's view.
 
 - a signature diagnosis at or above STRONG stands alone (the classifier is not even loaded);
-- a weaker one is averaged with the probability the classifier gives its class, so a lone
-  ``exited unexpectedly`` in a report the classifier calls healthy drops below the threshold;
+- a weaker one has its odds multiplied by the classifier's likelihood ratio between its class
+  and "none" (square-rooted: the two are not independent), so a lone ``exited unexpectedly`` in
+  a report the classifier calls healthy drops below the threshold, and one it backs rises;
 - with no signature diagnosis, the classifier's top label makes a diagnosis of its own when it is
   sure enough, citing the lines that speak most for it; otherwise: nothing found.
 """
@@ -15,6 +16,8 @@ from ..models import Diagnosis, Evidence
 from .labels import TITLE, split_label
 
 STRONG = 0.8
+TEMPER = 0.5
+EPS = 1e-3
 CLASSIFIER_DISCOUNT = 0.9
 MAX_CITED = 3
 
@@ -33,8 +36,8 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
     out = []
     for d in diagnoses:
         p = class_probability(pred, d.cls)
-        conf = 0.5 * d.confidence + 0.5 * p
-        note = f"classifier gives class {d.cls} {p:.0%}"
+        conf = update(d.confidence, p, pred.get("none", 0.0))
+        note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                        notes=d.notes + (note,)))
     if not diagnoses:
@@ -49,6 +52,13 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
     out = [d for d in out if d.confidence >= min_confidence]
     out.sort(key=lambda d: -d.confidence)
     return out
+
+
+def update(prior: float, p_class: float, p_none: float) -> float:
+    """Posterior of a signature diagnosis given the classifier's class-vs-none ratio."""
+    prior = min(max(prior, EPS), 1 - EPS)
+    odds = prior / (1 - prior) * ((p_class + EPS) / (p_none + EPS)) ** TEMPER
+    return odds / (1 + odds)
 
 
 def cite(lines: Sequence[tuple[int, str]], label: str, model) -> tuple[Evidence, ...]:

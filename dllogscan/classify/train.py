@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import tomllib
 from pathlib import Path
 from typing import Sequence
 
@@ -11,6 +12,8 @@ from .digest import digest_text
 from .labels import label_of
 from .model import SHIPPED, TextModel, export, fit
 
+SYMPTOMS = SHIPPED.parent / "symptoms.toml"
+
 
 def item_text(item: Item) -> str:
     """The text the classifier sees for a corpus item: the same digest as at scan time."""
@@ -19,9 +22,36 @@ def item_text(item: Item) -> str:
     return digest_text(out) if out is not None else ""
 
 
-def train_items(items: Sequence[Item]) -> TextModel:
+def signature_examples() -> tuple[list[str], list[str]]:
+    """The database's own example lines, labelled by their entry's class: real error texts of
+    every PyTorch version, which the corpus alone would not cover."""
+    texts, labels = [], []
+    for sig in pipeline.get_scanner().db.signatures:
+        if sig.role in ("failure", "cause") and sig.cls in ("A", "B", "C", "D", "E"):
+            texts += list(sig.examples)
+            labels += [label_of(sig.cls, sig.subclass)] * len(sig.examples)
+    return texts, labels
+
+
+def symptom_texts() -> tuple[list[str], list[str]]:
+    """The team's short symptom descriptions (``dllogscan/data/symptoms.toml``)."""
+    with SYMPTOMS.open("rb") as fh:
+        doc = tomllib.load(fh)
+    texts, labels = [], []
+    for entry in doc["symptom"]:
+        texts += entry["texts"]
+        labels += [entry["label"]] * len(entry["texts"])
+    return texts, labels
+
+
+def train_items(items: Sequence[Item], with_lexicon: bool = True) -> TextModel:
+    """Fit on corpus items, plus the signature examples and symptom texts as a lexicon."""
     texts = [item_text(i) for i in items]
-    return fit(texts, [label_of(i.label, i.subclass) for i in items])
+    labels = [label_of(i.label, i.subclass) for i in items]
+    if with_lexicon:
+        for extra_texts, extra_labels in (signature_examples(), symptom_texts()):
+            texts, labels = texts + extra_texts, labels + extra_labels
+    return fit(texts, labels)
 
 
 def train_and_export(root: Path | None = None, out: Path = SHIPPED) -> dict[str, object]:

@@ -5,7 +5,7 @@ from typing import Sequence
 
 from ..models import ScanResult
 
-TEXT_FORMATS = ("text", "json", "jsonl", "md", "csv")
+TEXT_FORMATS = ("text", "json", "jsonl", "md", "csv", "github")
 FILE_FORMATS = ("parquet",)
 FORMATS = TEXT_FORMATS + FILE_FORMATS
 
@@ -24,6 +24,9 @@ def render(results: Sequence[ScanResult], fmt: str, **options: object) -> str:
     if fmt == "csv":
         from .table import to_csv
         return to_csv(results)
+    if fmt == "github":
+        from .github import to_github
+        return to_github(results)
     if fmt == "text":
         from .terminal import to_text
         return to_text(results)

@@ -1,4 +1,5 @@
-"""A ready issue reply: verdict, quoted evidence, ranked fixes with their commands."""
+"""A ready issue reply: verdict and confidence, quoted evidence, ranked fixes with their commands,
+and, when the verdict is unsure, the one command to run next to settle it."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -14,47 +15,66 @@ CLASS_NAMES = {
 }
 
 
+def fence(lines: Sequence[str], lang: str = "", prefix: str = "") -> list[str]:
+    """A fenced block long enough not to be closed by backticks inside ``lines``."""
+    ticks = "```"
+    while any(ticks in line for line in lines):
+        ticks += "`"
+    return [f"{prefix}{ticks}{lang}"] + [f"{prefix}{line}" for line in lines] + [f"{prefix}{ticks}"]
+
+
+def verdict(r: ScanResult) -> str:
+    if not r.diagnoses:
+        return "**Verdict:** no DataLoader worker failure found in this input."
+    d = r.diagnoses[0]
+    sub = f" / {d.subclass}" if d.subclass else ""
+    return (f"**Verdict:** class {d.cls}{sub}, {CLASS_NAMES.get(d.cls, 'other')}: {d.title} "
+            f"(confidence **{d.confidence:.0%}**).")
+
+
 def _diagnosis(d: Diagnosis, rank: int) -> list[str]:
     sub = f" / {d.subclass}" if d.subclass else ""
     out = [f"### {rank}. Class {d.cls}{sub}: {d.title}", "",
            f"Confidence **{d.confidence:.0%}** ({CLASS_NAMES.get(d.cls, 'other')})"
            + (f", seen {d.count} times" if d.count > 1 else "") + ".", ""]
     if d.evidence:
-        out.append("Evidence:")
-        out.append("")
-        out += [f"> line {e.line}: `{e.text.replace('`', chr(39))}`" for e in d.evidence]
+        out += ["Evidence:", ""]
+        out += fence([f"{e.line}: {e.text}" for e in d.evidence], "text", "> ")
         out.append("")
     out += [f"- {n}" for n in d.notes]
     if d.notes:
         out.append("")
     if d.fixes:
-        out.append("What to do:")
-        out.append("")
+        out += ["What to do:", ""]
         for f in d.fixes:
             out.append(f"{f.rank}. **{f.title}** — {f.why}")
             if f.commands:
-                out.append("")
-                out.append("   ```sh")
-                out += [f"   {c}" for c in f.commands]
-                out.append("   ```")
+                out += [""] + fence(list(f.commands), "sh", "   ")
             if f.code:
-                out.append("")
-                out.append("   ```python")
-                out += [f"   {line}" for line in f.code.strip().splitlines()]
-                out.append("   ```")
+                out += [""] + fence(f.code.strip().splitlines(), "python", "   ")
         out.append("")
     return out
+
+
+def _next_check(r: ScanResult) -> list[str]:
+    from ..next_check import next_check
+
+    check = next_check(r.diagnoses)
+    if check is None:
+        return []
+    return ["### Not sure yet: run this next", "", *fence([check.command], "sh"), "", check.why, ""]
 
 
 def to_markdown(results: Sequence[ScanResult]) -> str:
     out: list[str] = []
     for r in results:
-        out.append(f"## dllogscan: `{r.source}`")
-        out.append("")
+        out += [f"## dllogscan: `{r.source}`", "", verdict(r), ""]
+        if r.document:
+            out += [f"_Read as a {r.document}: line numbers refer to its text flattened in order "
+                    "(title, body, comments)._", ""]
         if r.error:
             out += [f"**Could not read it fully:** {r.error}", ""]
-        if not r.diagnoses:
-            out += ["No DataLoader worker failure found in this input.", ""]
         for i, d in enumerate(r.diagnoses, start=1):
             out += _diagnosis(d, i)
+        out += _next_check(r)
     return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,162 @@
+"""Read archive members as streams, never extracting to disk, within explicit limits.
+
+``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (``r|*``), ``.zip`` member by member;
+an archive inside an archive is opened the same way down to ``Limits.depth``. A corrupt or
+truncated archive, an oversized member or a compression bomb yields an error for that name and
+never an exception.
+"""
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+import zlib
+from datetime import datetime
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from ..sources import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader
+
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+ZIP_SUFFIXES = (".zip",)
+ARCHIVE_ERRORS = STREAM_ERRORS + (tarfile.TarError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                                  RuntimeError)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Archive safety limits (bytes are decompressed bytes)."""
+
+    member_bytes: int = 1 << 30
+    total_bytes: int = 64 << 30
+    members: int = 1_000_000
+    depth: int = 3
+    nested_zip_bytes: int = 256 << 20
+    ratio: int = MAX_INFLATE_RATIO
+    ratio_floor: int = 64 << 20
+
+
+@dataclass
+class Member:
+    """One member, open for reading now (the next member is not readable before it is done)."""
+
+    name: str
+    stream: BinaryIO | None
+    size: int
+    mtime: float | None = None
+    error: str | None = None
+
+
+def archive_kind(name: str) -> str | None:
+    low = name.lower()
+    if low.endswith(TAR_SUFFIXES):
+        return "tar"
+    if low.endswith(ZIP_SUFFIXES):
+        return "zip"
+    return None
+
+
+class CountingReader(io.RawIOBase):
+    """Counts the compressed bytes an archive reader consumed (for the bomb ratio)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner, self.count = inner, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        self.count += len(data)
+        return data
+
+
+def iter_archive(stream: BinaryIO, kind: str, prefix: str, limits: Limits, depth: int = 0) -> Iterator[Member]:
+    """Members of the archive in ``stream`` (names prefixed with ``prefix``), nested ones opened."""
+    try:
+        if kind == "tar":
+            yield from _iter_tar(stream, prefix, limits, depth)
+        else:
+            yield from _iter_zip(stream, prefix, limits, depth)
+    except ARCHIVE_ERRORS as exc:
+        yield Member(prefix[:-2] if prefix.endswith("!/") else prefix, None, 0,
+                     error=f"corrupt or truncated archive: {_one_line(exc)}; members after this point not read")
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "unexpected end of data"
+    return (str(exc) or type(exc).__name__).splitlines()[0][:200]
+
+
+def _nested(stream: BinaryIO, name: str, size: int, limits: Limits, depth: int) -> Iterator[Member]:
+    kind = archive_kind(name)
+    if depth + 1 > limits.depth:
+        yield Member(name, None, size, error=f"nested archive deeper than {limits.depth} levels; not read")
+        return
+    if kind == "zip":
+        if size > limits.nested_zip_bytes:
+            yield Member(name, None, size, error=f"nested zip larger than {limits.nested_zip_bytes >> 20} MiB; not read")
+            return
+        stream = io.BytesIO(stream.read(limits.nested_zip_bytes))  # zip needs to seek
+    yield from iter_archive(stream, kind or "tar", name + "!/", limits, depth + 1)
+
+
+def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterator[Member]:
+    counted = CountingReader(raw)
+    total = count = 0
+    with tarfile.open(fileobj=counted, mode="r|*") as tf:
+        for info in tf:
+            if not info.isfile():
+                continue
+            count += 1
+            total += info.size
+            name = prefix + info.name
+            if count > limits.members:
+                yield Member(name, None, info.size, error=f"archive has more than {limits.members} members; rest not read")
+                return
+            if total > limits.total_bytes:
+                yield Member(name, None, info.size, error=f"archive holds more than {limits.total_bytes >> 30} GiB; rest not read")
+                return
+            if total > limits.ratio_floor and total > limits.ratio * max(counted.count, 1):
+                yield Member(name, None, info.size, error=f"archive decompresses more than {limits.ratio}x its size "
+                                                          "(a compression bomb?); rest not read")
+                return
+            stream = tf.extractfile(info)
+            if stream is None:
+                continue
+            if archive_kind(info.name):
+                yield from _nested(stream, name, info.size, limits, depth)
+                continue
+            yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.size, info.mtime)  # type: ignore[arg-type]
+
+
+def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterator[Member]:
+    total = 0
+    with zipfile.ZipFile(raw) as zf:
+        for count, info in enumerate(zf.infolist(), start=1):
+            if info.is_dir():
+                continue
+            name = prefix + info.filename
+            total += info.file_size
+            if count > limits.members or total > limits.total_bytes:
+                yield Member(name, None, info.file_size, error="archive over its member-count or size limit; rest not read")
+                return
+            if info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(info.compress_size, 1):
+                yield Member(name, None, info.file_size, error=f"member decompresses more than {limits.ratio}x its size "
+                                                               "(a compression bomb?); not read")
+                continue
+            if info.flag_bits & 0x1:
+                yield Member(name, None, info.file_size, error="encrypted zip member; not read")
+                continue
+            try:
+                stream = zf.open(info)
+            except ARCHIVE_ERRORS as exc:
+                yield Member(name, None, info.file_size, error=f"cannot open member: {_one_line(exc)}")
+                continue
+            mtime = datetime(*info.date_time).timestamp() if info.date_time[0] >= 1980 else None
+            with stream:
+                if archive_kind(info.filename):
+                    yield from _nested(stream, name, info.file_size, limits, depth)  # type: ignore[arg-type]
+                else:
+                    yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.file_size, mtime)  # type: ignore[arg-type]

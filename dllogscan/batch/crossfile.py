@@ -1,0 +1,115 @@
+"""Cross-file evidence: a job's ``exited unexpectedly`` plus the same node's kernel log killing
+that worker's pid (or a python process in the same time window), or a Slurm ``oom-kill event``
+for the same job in another file, make the diagnosis B-oom with both lines as evidence.
+
+Only what this pass needs is kept while the batch runs: the cause events (grouped by node and by
+job) and the few records whose verdict may still change; every other row is written at once.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from ..advise import advise
+from ..models import Diagnosis, Evidence
+from ..signatures import Database
+from .worker import Event, Record
+
+SUSPECTED = "oom-suspected"
+PID_LINKED, WINDOW_LINKED, JOB_LINKED = 0.97, 0.85, 0.93
+WINDOW = timedelta(minutes=10)
+PYTHON_RE = re.compile(r"python|pt_data_worker|pt_main_thread|torchrun", re.I)
+DIGITS_RE = re.compile(r"\d+")
+MAX_EVENTS = 200_000
+
+
+def pending(record: Record) -> bool:
+    """Whether another source could still change this record's verdict."""
+    return any(d.cls == "B" and d.subclass == SUSPECTED for d in record.result.diagnoses)
+
+
+def _label(record: Record) -> str:
+    r = record.result
+    return f"{r.source}!/{r.member}" if r.member else r.source
+
+
+def _time(text: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+class CrossFile:
+    """Collects cause events while results stream in, then upgrades the pending records."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.by_node: dict[str, list[tuple[str, Event]]] = defaultdict(list)
+        self.by_job: dict[str, list[tuple[str, Event]]] = defaultdict(list)
+        self.count = 0
+
+    def add(self, record: Record) -> None:
+        node, label = record.meta.get("node"), _label(record)
+        for ev in record.events:
+            if self.count >= MAX_EVENTS:
+                return
+            self.count += 1
+            if ev.pid or ev.process:
+                if node:
+                    self.by_node[node].append((label, ev))
+            elif ev.job:
+                self.by_job[ev.job].append((label, ev))
+
+    def _kernel_match(self, record: Record, diag: Diagnosis) -> tuple[str, Event, float, str] | None:
+        node = record.meta.get("node")
+        if not node:
+            return None
+        pids = set(DIGITS_RE.findall(diag.facts.get("pids", "") + " " + diag.facts.get("pid", "")))
+        when = _time(diag.facts.get("time"))
+        lo, hi = _time(record.meta.get("first_time")), _time(record.meta.get("last_time"))
+        me = _label(record)
+        best = None
+        for label, ev in self.by_node.get(node, ()):
+            if label == me:
+                continue
+            if ev.pid and ev.pid in pids:
+                return label, ev, PID_LINKED, f"pid {ev.pid}"
+            kill = _time(ev.time)
+            if best or not kill or not PYTHON_RE.search(ev.process or ""):
+                continue
+            if (when and abs(kill - when) <= WINDOW) or (not when and lo and hi and lo - WINDOW <= kill <= hi + WINDOW):
+                best = (label, ev, WINDOW_LINKED, f"a {ev.process} process within {WINDOW.seconds // 60} min")
+        return best
+
+    def _job_match(self, record: Record) -> tuple[str, Event, float, str] | None:
+        job, me = record.meta.get("job"), _label(record)
+        for label, ev in self.by_job.get(job or "", ()):
+            if label != me:
+                return label, ev, JOB_LINKED, f"job {job}"
+        return None
+
+    def resolve(self, record: Record) -> Record:
+        """The record with each B-oom-suspected diagnosis upgraded where another source proves it."""
+        diags = list(record.result.diagnoses)
+        for i, diag in enumerate(diags):
+            if diag.cls != "B" or diag.subclass != SUSPECTED:
+                continue
+            found = self._kernel_match(record, diag) or self._job_match(record)
+            if not found:
+                continue
+            label, ev, conf, why = found
+            cited = Evidence(ev.line, f"[{label} line {ev.line}] {ev.text}", ev.signature + "@cross-file")
+            facts = {**diag.facts, "kernel_source": label}
+            if ev.pid:
+                facts["pid"] = ev.pid
+            upgraded = dataclasses.replace(
+                diag, subclass="oom", confidence=max(conf, diag.confidence), evidence=diag.evidence + (cited,),
+                title="Worker killed by the out-of-memory killer (cross-file evidence)",
+                signatures=diag.signatures + (ev.signature,), facts=facts, method="cross-file",
+                notes=diag.notes + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
+            diags[i] = advise(upgraded, self.db)
+        diags.sort(key=lambda d: -d.confidence)
+        return dataclasses.replace(record, result=dataclasses.replace(record.result, diagnoses=tuple(diags)))

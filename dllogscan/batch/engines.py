@@ -1,0 +1,107 @@
+"""Run chunks of work and yield records as they finish: in this process, on a local process
+pool (the default), or on a Dask cluster. Each keeps only a few chunks in flight, so the path
+walk stays lazy and memory bounded however many sources there are."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Iterable, Iterator
+
+from ..errors import UsageError
+from .worker import Config, Record, process_chunk
+
+ENGINES = ("local", "dask")
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def run_inline(chunks: Iterable[list[str]], config: Config) -> Iterator[Record]:
+    for chunk in chunks:
+        yield from process_chunk(chunk, config)
+
+
+def run_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
+    """A local process pool with at most ``2 * jobs`` chunks in flight."""
+    import multiprocessing as mp
+
+    # fork: no re-import of the caller's __main__ (a script without a main guard still works)
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        todo = iter(chunks)
+        running: set = set()
+        try:
+            while True:
+                while len(running) < 2 * jobs:
+                    chunk = next(todo, None)
+                    if chunk is None:
+                        break
+                    running.add(pool.submit(process_chunk, chunk, config))
+                if not running:
+                    return
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield from fut.result()
+        finally:
+            for fut in running:
+                fut.cancel()
+
+
+def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: str | None) -> Iterator[Record]:
+    """A Dask ``distributed`` cluster: ``scheduler`` (tcp://HOST:PORT) or a LocalCluster of
+    ``jobs`` single-threaded worker processes."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UsageError("--engine dask needs the dask extra: pip install 'dllogscan[dask]'") from None
+    cluster = None
+    if scheduler:
+        client = Client(scheduler, timeout="20s")
+    else:
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+        client = Client(cluster)
+    try:
+        todo = iter(chunks)
+        limit = 2 * max(1, sum(client.nthreads().values()))
+        first = [client.submit(process_chunk, c, config, pure=False) for c in _take(todo, limit)]
+        queue = as_completed(first)
+        for fut in queue:
+            for rec in fut.result():
+                yield rec
+            fut.release()
+            for c in _take(todo, 1):
+                queue.add(client.submit(process_chunk, c, config, pure=False))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _take(it: Iterator[list[str]], n: int) -> list[list[str]]:
+    out = []
+    for _ in range(n):
+        item = next(it, None)
+        if item is None:
+            break
+        out.append(item)
+    return out
+
+
+def run(chunks: Iterable[list[str]], config: Config, engine: str = "local", jobs: int | None = None,
+        scheduler: str | None = None) -> Iterator[Record]:
+    """Records of every chunk, in the order they finish."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if scheduler and engine != "dask":
+        engine = "dask"
+    jobs = jobs or default_jobs()
+    if engine == "dask":
+        return run_dask(chunks, config, jobs, scheduler)
+    if jobs <= 1:
+        return run_inline(chunks, config)
+    return run_pool(chunks, config, jobs)

@@ -1,0 +1,146 @@
+"""Where a log came from, read off its name and its first and last lines.
+
+Slurm output files (``slurm-<jobid>[_<task>].out``, ``SLURM_JOB_ID=``, ``SLURMD_NODENAME=``,
+``slurmstepd`` lines), Kubernetes pod log trees (``<namespace>_<pod>_<uid>/<container>/N.log``)
+and CRI lines, kernel logs (``dmesg``, ``dmesg -T``, ``journalctl -k``) and DDP ``[rank N]``.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import PurePosixPath
+
+SLURM_NAME_RE = re.compile(r"slurm-(?P<job>\d+)(?:_(?P<task>\d+))?\.(?:out|err|log)\b")
+POD_DIR_RE = re.compile(r"^(?P<ns>[a-z0-9][-a-z0-9]*)_(?P<pod>[a-z0-9][-.a-z0-9]*)_(?P<uid>[0-9a-f-]{8,})$")
+RANK_NAME_RE = re.compile(r"(?:^|[_.-])rank[_-]?(?P<rank>\d+)(?:[_.-]|$)", re.I)
+KERNEL_NAME_RE = re.compile(r"^(?:dmesg|kern(?:el)?|journal(?:ctl)?|messages|syslog)(?:\.log)?$"
+                            r"|(?:^|[_.-])(?:dmesg|kern(?:el)?|journal(?:ctl)?)(?:[_.-]|$)", re.I)
+KERNEL_NODE_RE = re.compile(r"^(?:dmesg|kern(?:el)?|journal(?:ctl)?|messages|syslog)[-_.](?P<node>[A-Za-z0-9][\w.-]*?)"
+                            r"(?:\.(?:log|txt|out))?$|^(?P<node2>[A-Za-z0-9][\w.-]*?)[-_.](?:dmesg|kern(?:el)?|journal(?:ctl)?)"
+                            r"(?:\.(?:log|txt|out))?$", re.I)
+GENERIC_DIRS = {"", ".", "log", "logs", "var", "kernel", "dmesg", "pods", "nodes", "tmp", "data", "archive"}
+ENV_RE = {
+    "job": re.compile(rb"SLURM_(?:ARRAY_)?JOB_ID=(\d+)"),
+    "task": re.compile(rb"SLURM_ARRAY_TASK_ID=(\d+)"),
+    "node": re.compile(rb"SLURMD_NODENAME=([\w.-]+)"),
+    "rank": re.compile(rb"\[rank ?(\d+)\]|(?<![\w])RANK=(\d+)"),
+}
+ENV_GATE = {"job": (b"SLURM_",), "task": (b"SLURM_ARRAY",), "node": (b"SLURMD_",), "rank": (b"rank", b"RANK=")}
+STEPD_RE = re.compile(rb"\*\*\* (?:JOB|STEP) (\d+)(?:\.\w+)? ON ([\w.-]+) ")
+JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kernel: ", re.M)
+KERNEL_LINE_RE = re.compile(rb"^(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
+                            rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: )", re.M)
+CRI_LINE_RE = re.compile(rb"^\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] ", re.M)
+TIME_RES = (
+    (re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)"), "iso"),
+    (re.compile(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) (\d{4})\]"), "ctime"),
+    (re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) "), "syslog"),
+)
+
+
+def parse_time(text: str, year: int | None = None) -> str | None:
+    """The first wall-clock timestamp in a line, as ``YYYY-MM-DDTHH:MM:SS`` (seconds since boot
+    in a plain ``dmesg`` line are not wall-clock time and give None)."""
+    for rx, kind in TIME_RES:
+        m = rx.search(text)
+        if not m:
+            continue
+        try:
+            if kind == "iso":
+                return f"{m.group(1)}T{m.group(2)}"
+            if kind == "ctime":
+                stamp = datetime.strptime(f"{m.group(4)} {m.group(1)} {m.group(2).strip()} {m.group(3)}", "%Y %b %d %H:%M:%S")
+            else:
+                stamp = datetime.strptime(f"{year or datetime.now().year} {m.group(1)} {m.group(2).strip()} {m.group(3)}",
+                                          "%Y %b %d %H:%M:%S")
+        except ValueError:
+            continue
+        return stamp.isoformat()
+    return None
+
+
+def from_name(name: str) -> dict[str, str]:
+    """Metadata in a path or archive member name."""
+    meta: dict[str, str] = {}
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    base = parts[-1] if parts else name
+    m = SLURM_NAME_RE.search(base)
+    if m:
+        meta.update(kind="slurm", job=m.group("job"))
+        if m.group("task"):
+            meta["array_task"] = m.group("task")
+    for i, part in enumerate(parts[:-1]):
+        pm = POD_DIR_RE.match(part)
+        if pm and i + 2 < len(parts) and re.fullmatch(r"\d+\.log(?:\.\d+)?(?:\.gz)?", parts[-1]):
+            meta.update(kind="pod", namespace=pm.group("ns"), pod=pm.group("pod"), container=parts[i + 1])
+        if part in ("var", "pods", "nodes") and i > 0 and parts[i - 1] not in GENERIC_DIRS and part != "nodes":
+            meta.setdefault("node", parts[i - 1])
+        if part == "nodes" and i + 1 < len(parts) - 1:
+            meta.setdefault("node", parts[i + 1])
+    rm = RANK_NAME_RE.search(base)
+    if rm:
+        meta["rank"] = rm.group("rank")
+    if KERNEL_NAME_RE.search(base):
+        meta["kind"] = "kernel"
+        km = KERNEL_NODE_RE.match(base)
+        node = km and (km.group("node") or km.group("node2"))
+        if node and node.lower() not in GENERIC_DIRS:
+            meta["node"] = node
+        elif len(parts) > 1 and parts[-2].lower() not in GENERIC_DIRS:
+            meta.setdefault("node", parts[-2])
+    return meta
+
+
+def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str, str]:
+    """Metadata in the first and last bytes of a log: Slurm variables, slurmstepd, journal host,
+    the kind of log, and the first and last timestamps seen."""
+    meta: dict[str, str] = {}
+    both = head + b"\n" + tail
+    for key, rx in ENV_RE.items():
+        if not any(gate in both for gate in ENV_GATE[key]):
+            continue
+        m = rx.search(both)
+        if m:
+            meta[key] = next(g for g in m.groups() if g).decode()
+    m = STEPD_RE.search(both) if b"*** " in both else None
+    if m:
+        meta.setdefault("job", m.group(1).decode())
+        meta.setdefault("node", m.group(2).decode())
+    if JOURNAL_RE.search(head):
+        meta["node"] = JOURNAL_RE.search(head).group(1).decode()  # type: ignore[union-attr]
+    if len(KERNEL_LINE_RE.findall(head[:4096])) >= 2:
+        meta["kind"] = "kernel"
+    elif CRI_LINE_RE.search(head[:4096]):
+        meta["kind"] = "pod"
+    elif "job" in meta:
+        meta["kind"] = "slurm"
+    first = _edge_time(head.splitlines(), year)
+    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year)
+    if first:
+        meta["first_time"] = first
+    if last:
+        meta["last_time"] = last
+    return meta
+
+
+CLOCK_RE = re.compile(rb"\d\d:\d\d:\d\d")
+
+
+def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:
+    for i, line in enumerate(lines):
+        if i >= tries:
+            break
+        if not CLOCK_RE.search(line, 0, 200):
+            continue
+        stamp = parse_time(line[:200].decode("utf-8", "replace"), year)
+        if stamp:
+            return stamp
+    return None
+
+
+def merge(name_meta: dict[str, str], content_meta: dict[str, str]) -> dict[str, str]:
+    """Names decide the ids; contents fill what names lack; kernel-looking contents make a kernel log."""
+    out = {**content_meta, **name_meta}
+    if content_meta.get("kind") == "kernel":
+        out["kind"] = "kernel"
+    return out

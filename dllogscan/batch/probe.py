@@ -1,0 +1,59 @@
+"""Per-source helpers for the batch: keep a log's first and last bytes while it streams past,
+and stamp each signature hit with the wall-clock time of its raw line (before the CRI prefix
+that holds it is stripped for matching)."""
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import BinaryIO
+
+from ..scanner import ScanOutput, Scanner
+from .layouts import parse_time
+
+EDGE = 16 * 1024
+
+
+class TapReader(io.RawIOBase):
+    """Passes a stream through, keeping its first and last ``EDGE`` bytes."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner, self.head, self.tail = inner, b"", b""
+
+    def readable(self) -> bool:
+        return True
+
+    @property
+    def cut(self) -> bool:
+        return bool(getattr(self.inner, "cut", False))
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        if data:
+            if len(self.head) < EDGE:
+                self.head += data[: EDGE - len(self.head)]
+            self.tail = (self.tail + data[-EDGE:])[-EDGE:]
+        return data
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+class TimedScanner(Scanner):
+    """A Scanner whose hits carry a ``time`` fact when their raw line (or one of the lines
+    before it) holds a wall-clock timestamp."""
+
+    year: int | None = None
+
+    def _match_line(self, data: bytes, start: int, end: int, lineno: int, out: ScanOutput) -> None:
+        before = len(out.hits)
+        super()._match_line(data, start, end, lineno, out)
+        if len(out.hits) == before:
+            return
+        stamp = parse_time(data[start:min(end, start + 200)].decode("utf-8", "replace"), self.year)
+        for i in range(before, len(out.hits)):
+            hit = out.hits[i]
+            when = stamp or next((parse_time(t, self.year) for _, t in reversed(hit.before)
+                                  if parse_time(t, self.year)), None)
+            if when:
+                out.hits[i] = dataclasses.replace(hit, facts={**hit.facts, "time": when})

@@ -1,0 +1,57 @@
+"""One flat row per source (the DataFrame's columns) and one contract object per source (JSONL)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .worker import Record
+
+COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
+           "rank", "status", "class", "subclass", "confidence", "title", "method", "first_failure_time",
+           "first_time", "last_time", "evidence_line", "evidence_text", "cross_file_source", "top_fix",
+           "top_command", "signatures", "diagnoses", "lines", "bytes", "error"]
+RANK_RE = re.compile(r"\[rank ?(\d+)\]", re.I)
+META_KEYS = ("kind", "job", "array_task", "node", "namespace", "pod", "container", "rank",
+             "first_time", "last_time")
+
+
+def status(record: Record) -> str:
+    err = record.result.error
+    if not err:
+        return "ok"
+    return "skipped" if err.endswith("not scanned") else "error"
+
+
+def to_row(record: Record) -> dict[str, Any]:
+    r, meta = record.result, record.meta
+    row: dict[str, Any] = {c: None for c in COLUMNS}
+    row.update({k: meta.get(k) for k in META_KEYS})
+    row.update(source=r.source, member=r.member, status=status(record), error=r.error,
+               lines=r.lines, bytes=r.bytes_read, diagnoses=len(r.diagnoses))
+    if r.diagnoses:
+        d = r.diagnoses[0]
+        ev = d.evidence[0] if d.evidence else None
+        fix = d.fixes[0] if d.fixes else None
+        times = [t for x in r.diagnoses if (t := x.facts.get("time"))]
+        row.update({"class": d.cls, "subclass": d.subclass, "confidence": round(d.confidence, 3),
+                    "title": d.title, "method": d.method, "evidence_line": ev.line if ev else None,
+                    "evidence_text": ev.text if ev else None, "top_fix": fix.title if fix else None,
+                    "top_command": fix.commands[0] if fix and fix.commands else None,
+                    "signatures": " ".join(d.signatures), "cross_file_source": d.facts.get("kernel_source"),
+                    "first_failure_time": min(times) if times else None})
+        if row["rank"] is None:
+            m = RANK_RE.search(" ".join(e.text for e in d.evidence))
+            row["rank"] = d.facts.get("rank") or (m.group(1) if m else None)
+    return row
+
+
+def to_object(record: Record) -> dict[str, Any]:
+    """The contract's per-source object: ``source``, ``diagnoses``, ``error`` and the batch fields."""
+    out = record.result.to_dict()
+    r = record.result
+    out["source"] = f"{r.source}!/{r.member}" if r.member else r.source
+    out["path"] = r.source
+    out["member"] = r.member
+    out["status"] = status(record)
+    out.update({k: record.meta.get(k) for k in META_KEYS})
+    return out

@@ -1,0 +1,43 @@
+"""Wire a batch: walk the paths, run the chunks on an engine, hold back the few records the
+cross-file pass may change, write everything else as it arrives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from . import engines, walk
+from .crossfile import CrossFile, pending
+from .progress import Progress
+from .worker import Config, Record, database
+
+
+@dataclass
+class Stats:
+    sources: int = 0
+    found: int = 0
+    errors: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+
+def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Config | None = None,
+              engine: str = "local", jobs: int | None = None, scheduler: str | None = None,
+              progress: bool | None = None) -> Stats:
+    """Scan every source under ``paths``, passing each finished record to ``sink``."""
+    config = config or Config()
+    cross = CrossFile(database(config))  # loads (and checks) the signatures before any work
+    held: list[Record] = []
+    with Progress(progress) as bar:
+        try:
+            for rec in engines.run(walk.chunks(paths), config, engine, jobs, scheduler):
+                cross.add(rec)
+                bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read)
+                if pending(rec):
+                    held.append(rec)
+                else:
+                    sink(rec)
+            held = [cross.resolve(r) for r in held]
+        finally:
+            for rec in held:
+                sink(rec)
+    return Stats(bar.files, bar.failures, bar.errors, bar.bytes, bar.seconds)

@@ -1,0 +1,69 @@
+"""Summaries of a results table: class x node, class x day, top signatures, jobs per class."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def summaries(df: Any, top: int = 15) -> dict[str, Any]:
+    """Named DataFrames, each ready to print."""
+    import pandas as pd
+
+    found = df[df["class"].notna()].copy()
+    found["node"] = found["node"].fillna("(unknown)")
+    when = found["first_failure_time"].fillna(found["last_time"]).fillna(found["first_time"])
+    found["day"] = pd.to_datetime(when, errors="coerce").dt.strftime("%Y-%m-%d").fillna("(unknown)")
+    out: dict[str, Any] = {}
+    out["sources"] = pd.DataFrame({
+        "status": ["scanned", "with a failure", "skipped (binary)", "unreadable"],
+        "sources": [int((df["status"] == "ok").sum()), len(found), int((df["status"] == "skipped").sum()),
+                    int((df["status"] == "error").sum())]})
+    out["class x node"] = pd.crosstab(found["node"], found["class"]) if len(found) else pd.DataFrame()
+    out["class x day"] = pd.crosstab(found["day"], found["class"]) if len(found) else pd.DataFrame()
+    sigs = found["signatures"].fillna("").str.split().explode().dropna()
+    sigs = sigs[sigs != ""]
+    out["top signatures"] = sigs.value_counts().head(top).rename_axis("signature").reset_index(name="sources")
+    jobs = found[found["job"].notna()]
+    label = jobs["class"] + jobs["subclass"].fillna("").map(lambda s: f" / {s}" if s else "")
+    out["jobs per class"] = (jobs.assign(verdict=label).groupby("verdict")["job"].nunique()
+                             .rename("jobs").reset_index().sort_values("jobs", ascending=False))
+    return out
+
+
+def render(tables: dict[str, Any], fmt: str) -> str:
+    """``md`` or ``csv`` text of the summaries."""
+    parts = []
+    for name, table in tables.items():
+        if fmt == "md":
+            body = _markdown(table) if len(table) else "(none)"
+            parts.append(f"## {name}\n\n{body}\n")
+        else:
+            parts.append(f"# {name}\n{table.to_csv()}")
+    return "\n".join(parts)
+
+
+def _markdown(table: Any) -> str:
+    flat = table.reset_index() if table.index.name else table
+    cols = [str(c) for c in flat.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in flat.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def print_rich(tables: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for name, table in tables.items():
+        t = Table(title=name, title_justify="left")
+        index = table.index.name or ""
+        keep_index = not (table.index.dtype.kind == "i" and index == "")
+        if keep_index:
+            t.add_column(str(index))
+        for col in table.columns:
+            t.add_column(str(col), justify="right" if table[col].dtype.kind in "iuf" else "left")
+        for idx, row in table.iterrows():
+            t.add_row(*([str(idx)] if keep_index else []), *[str(v) for v in row])
+        if not len(table):
+            t.add_row(*(["(none)"] + [""] * (len(t.columns) - 1)) if t.columns else [])
+        console.print(t)

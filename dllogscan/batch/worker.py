@@ -1,0 +1,152 @@
+"""The unit of work a process (or a Dask worker) runs: a chunk of files or one archive in,
+one compact ``Record`` per source out (hits reduced to what the cross-file pass needs)."""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import BinaryIO, Iterator
+
+from .. import pipeline, sources
+from ..models import ScanResult
+from ..signatures import Database, load_database
+from . import layouts
+from .archives import Limits, Member, archive_kind, iter_archive
+from .probe import TapReader, TimedScanner
+
+
+@dataclass(frozen=True)
+class Config:
+    """What every worker needs to scan like the others (picklable, small)."""
+
+    signatures: tuple[str, ...] = ()
+    default_signatures: bool = True
+    engine: str = "auto"
+    min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
+    limits: Limits = field(default_factory=Limits)
+    classifier: str = "auto"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A cause line another source may need: a kernel OOM kill, a Slurm oom-kill event."""
+
+    signature: str
+    line: int
+    text: str
+    pid: str | None = None
+    process: str | None = None
+    job: str | None = None
+    time: str | None = None
+
+
+@dataclass(frozen=True)
+class Record:
+    """One scanned source: its result (without raw hits), its metadata and its cause events."""
+
+    result: ScanResult
+    meta: dict[str, str]
+    events: tuple[Event, ...] = ()
+
+
+@lru_cache(maxsize=4)
+def database(config: Config) -> Database:
+    return load_database(config.signatures, include_default=config.default_signatures)
+
+
+@lru_cache(maxsize=4)
+def scanner(config: Config) -> TimedScanner:
+    return TimedScanner(database(config), engine=config.engine)
+
+
+def _events(result: ScanResult, db: Database, meta: dict[str, str]) -> tuple[Event, ...]:
+    out = []
+    for hit in result.hits:
+        sig = db.by_id.get(hit.signature)
+        if sig is None or sig.role != "cause" or not (sig.subclass or "").startswith("oom"):
+            continue
+        out.append(Event(sig.id, hit.line, hit.text, hit.facts.get("pid"), hit.facts.get("process"),
+                         hit.facts.get("job_id", meta.get("job") if "pid" not in hit.facts else None),
+                         hit.facts.get("time")))
+    return tuple(out)
+
+
+def scan_stream(name: str, member: str | None, opener, config: Config, mtime: float | None) -> Record:
+    """Scan one source opened by ``opener`` (a path's or a member's stream)."""
+    scan = scanner(config)
+    year = datetime.fromtimestamp(mtime).year if mtime else None
+    scan.year = year
+    meta = layouts.from_name(member or name)
+    taps: list[TapReader] = []
+
+    def tapped() -> BinaryIO:
+        tap = TapReader(opener())
+        taps.append(tap)
+        return tap  # type: ignore[return-value]
+
+    label = f"{name}!/{member}" if member else name
+    try:
+        result = pipeline.run(sources.Source(label, tapped), scan, config.min_confidence,
+                              config.classifier)
+    except Exception as exc:  # noqa: BLE001 - a bad source is a row, never a stopped batch
+        text = (str(exc) or type(exc).__name__).splitlines()[0][:200]
+        result = ScanResult(source=label, error=f"{label}: cannot read: {text}")
+    if taps:
+        meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year))
+    result = ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
+                        bytes_read=result.bytes_read, hits=result.hits, facts=result.facts, member=member)
+    events = _events(result, database(config), meta)
+    return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
+                             bytes_read=result.bytes_read, facts=result.facts, member=member), meta, events)
+
+
+def error_record(name: str, member: str | None, message: str) -> Record:
+    label = f"{name}!/{member}" if member else name
+    meta = layouts.from_name(member or name)
+    return Record(ScanResult(source=name, member=member, error=f"{label}: {message}"), meta)
+
+
+def _file(path: str, config: Config) -> Iterator[Record]:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        yield error_record(path, None, f"cannot read: {exc.strerror or exc}")
+        return
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+        yield error_record(path, None, f"is {what}, not a regular file; not read")
+        return
+    kind = archive_kind(path)
+    if kind is None:
+        src = sources.from_path(path, limit=config.limits.member_bytes)
+        yield scan_stream(path, None, src.open, config, st.st_mtime)
+        return
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        yield error_record(path, None, f"cannot read: {exc.strerror or exc}")
+        return
+    with raw:
+        for member in iter_archive(raw, kind, "", config.limits):  # type: ignore[arg-type]
+            yield _member(path, member, config)
+
+
+def _member(path: str, member: Member, config: Config) -> Record:
+    if member.error or member.stream is None:
+        return error_record(path, member.name or None, member.error or "not read")
+    stream = member.stream
+    return scan_stream(path, member.name, lambda: sources._decompressing(stream, member.name),  # noqa: SLF001
+                       config, member.mtime)
+
+
+def process_chunk(paths: list[str], config: Config) -> list[Record]:
+    """Scan every path of a chunk (an archive counts as all of its members)."""
+    out: list[Record] = []
+    for path in paths:
+        try:
+            out.extend(_file(path, config))
+        except Exception as exc:  # noqa: BLE001 - never lose the rest of the chunk
+            out.append(error_record(path, None, f"cannot read: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}"))
+    return out

@@ -1,0 +1,76 @@
+"""Write rows as they arrive, so an interrupted batch keeps what it finished: JSONL lines are
+appended and flushed, CSV likewise, Parquet goes out in row groups (pyarrow ParquetWriter)."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import UsageError
+from .rows import COLUMNS, to_object, to_row
+from .worker import Record
+
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+ROW_GROUP = 2000
+
+
+def format_for(path: Path) -> str:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: unknown output type; name it .parquet, .csv or .jsonl")
+    return fmt
+
+
+class Writer:
+    """Appends records to one output (a file, or a text stream for JSONL)."""
+
+    def __init__(self, fmt: str, path: Path | None = None, stream: IO[str] | None = None) -> None:
+        self.fmt, self.path, self.rows, self.count = fmt, path, [], 0
+        self._parquet: Any = None
+        self._csv: Any = None
+        self.stream = stream
+        if path is not None and fmt in ("jsonl", "csv"):
+            self.stream = open(path, "w", encoding="utf-8", newline="")
+        if fmt == "csv":
+            self._csv = csv.DictWriter(self.stream, fieldnames=COLUMNS, lineterminator="\n")  # type: ignore[arg-type]
+            self._csv.writeheader()
+
+    def write(self, record: Record) -> None:
+        self.count += 1
+        if self.fmt == "jsonl":
+            self.stream.write(json.dumps(to_object(record), ensure_ascii=False) + "\n")  # type: ignore[union-attr]
+            self.stream.flush()  # type: ignore[union-attr]
+        elif self.fmt == "csv":
+            self._csv.writerow(to_row(record))
+            self.stream.flush()  # type: ignore[union-attr]
+        else:
+            self.rows.append(to_row(record))
+            if len(self.rows) >= ROW_GROUP:
+                self._flush_parquet()
+
+    def _flush_parquet(self) -> None:
+        import pyarrow as pa  # noqa: PLC0415 - only Parquet output needs pyarrow
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        if self._parquet is None:
+            self._parquet = pq.ParquetWriter(str(self.path), schema())
+        self._parquet.write_table(pa.Table.from_pylist(self.rows, schema=schema()))
+        self.rows = []
+
+    def close(self) -> None:
+        if self.fmt == "parquet":
+            if self.rows or self._parquet is None:
+                self._flush_parquet()
+            self._parquet.close()
+        elif self.path is not None and self.stream is not None:
+            self.stream.close()
+
+
+def schema():
+    import pyarrow as pa  # noqa: PLC0415
+
+    types = {"confidence": pa.float64(), "evidence_line": pa.int64(), "diagnoses": pa.int64(),
+             "lines": pa.int64(), "bytes": pa.int64()}
+    return pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
+

@@ -1,0 +1,43 @@
+"""``dllogscan paste``: diagnose what is pasted into the terminal (until Ctrl-D) or piped in."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan paste --format md            # paste, press Ctrl-D, get a ready reply
+  pbpaste | dllogscan paste --redact     # macOS clipboard, identifiers hidden
+  gh issue view 123 --json title,body,comments | dllogscan paste -f md
+""")
+    def paste(
+        fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+        redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+        max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
+        signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+    ) -> None:
+        """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
+        from ..cli import emit, exit_code, fail
+        from ..errors import DllogscanError
+        from ..triage import read_paste
+
+        try:
+            result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
+        except (DllogscanError, ImportError) as exc:
+            raise fail(str(exc))
+        results = [result]
+        if redact:
+            from ..redact import redact_results
+            results = redact_results(results)
+        if results[0].error:
+            sys.stderr.write(f"Error: {results[0].error}\n")
+        emit(results, fmt, out)
+        raise typer.Exit(exit_code(results))

@@ -1,0 +1,77 @@
+"""Issue-tracker exports: recognise the JSON shape and read title, body and comments in order."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .html_text import html_to_text
+
+
+def _author(item: dict[str, Any]) -> str:
+    author = item.get("author") or item.get("user") or item.get("username") or ""
+    if isinstance(author, dict):
+        author = author.get("login") or author.get("username") or author.get("name") or ""
+    return str(author)
+
+
+def _section(label: str, author: str, text: str) -> str:
+    by = f" by {author}" if author else ""
+    return f"--- {label}{by} ---\n{text.strip()}\n"
+
+
+def is_github(doc: Any) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get("title"), str) and "body" in doc
+            and isinstance(doc.get("comments", []), list) and "description" not in doc)
+
+
+def github(doc: dict[str, Any]) -> str:
+    """``gh issue view N --json title,body,comments`` (also the REST issue object)."""
+    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), doc.get("body") or "")]
+    for i, c in enumerate(doc.get("comments") or [], start=1):
+        if isinstance(c, dict):
+            parts.append(_section(f"comment {i}", _author(c), str(c.get("body") or "")))
+    return "\n".join(parts)
+
+
+def is_gitlab(doc: Any) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get("title"), str) and "description" in doc
+            and isinstance(doc.get("notes", []), list))
+
+
+def gitlab(doc: dict[str, Any]) -> str:
+    """A GitLab issue export: title, description, then ``notes[].body`` (system notes skipped)."""
+    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), doc.get("description") or "")]
+    notes = [n for n in doc.get("notes") or [] if isinstance(n, dict) and not n.get("system")]
+    for i, n in enumerate(notes, start=1):
+        parts.append(_section(f"note {i}", _author(n), str(n.get("body") or "")))
+    return "\n".join(parts)
+
+
+def is_discourse(doc: Any) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get("post_stream"), dict)
+            and isinstance(doc["post_stream"].get("posts"), list))
+
+
+def discourse(doc: dict[str, Any]) -> str:
+    """A Discourse topic (``/t/<id>.json``): the title, then each post's cooked HTML as text."""
+    parts = [f"# {doc.get('title') or doc.get('fancy_title') or ''}\n"]
+    for p in doc["post_stream"]["posts"]:
+        if isinstance(p, dict):
+            text = html_to_text(str(p.get("cooked") or "")) if p.get("cooked") else str(p.get("raw") or "")
+            parts.append(_section(f"post {p.get('post_number', '?')}", _author(p), text))
+    return "\n".join(parts)
+
+
+#: kind name -> (recogniser, flattener); the first that recognises the document wins
+SHAPES: dict[str, tuple[Callable[[Any], bool], Callable[[Any], str]]] = {
+    "gitlab-issue": (is_gitlab, gitlab),
+    "discourse-topic": (is_discourse, discourse),
+    "github-issue": (is_github, github),
+}
+
+
+def flatten_json(doc: Any) -> tuple[str, str] | None:
+    """``(kind, text)`` for a known export shape, None for any other JSON."""
+    for kind, (recognise, flatten) in SHAPES.items():
+        if recognise(doc):
+            return kind, flatten(doc)
+    return None

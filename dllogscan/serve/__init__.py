@@ -1,0 +1,1 @@
+"""``dllogscan serve``: a local triage page and its JSON API (needs the ``serve`` extra)."""

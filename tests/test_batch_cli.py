@@ -1,0 +1,71 @@
+"""``dllogscan batch`` and ``dllogscan summary`` as a user runs them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.batch_data import build
+from tests.test_batch import SIGS
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    sig_args = [a for s in SIGS for a in ("-s", s)] + ["--no-default-signatures", "--classifier", "off"] if args[0] == "batch" else []
+    return subprocess.run([sys.executable, "-m", "dllogscan", *args, *sig_args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    paths, expected = build(root)
+    out = root / "results.parquet"
+    proc = cli("batch", *paths, "--out", str(out), "--jobs", "2")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"{len(expected)} sources, ")
+    return out, paths, expected
+
+
+def test_jsonl_on_standard_output(results):
+    _, paths, expected = results
+    proc = cli("batch", *paths, "--jobs", "1")
+    assert proc.returncode == 1 and proc.stderr == ""
+    objs = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert sorted(o["source"] for o in objs) == sorted(expected)
+
+
+def test_summary_tables(results):
+    out, _, _ = results
+    proc = cli("summary", str(out), "--format", "md")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    for title in ("## class x node", "## class x day", "## top signatures", "## jobs per class"):
+        assert title in text
+    assert "| node07 | 0 | 3 |" in text  # node07: the getitem pod, the cross-file OOM pod, its kernel log
+    assert "| B / oom | 3 |" in text     # jobs 1001, 1002, 1006 (its .out and .err count once)
+    assert "| unreadable | 5 |" in text
+    csv_out = cli("summary", str(out), "--format", "csv").stdout
+    assert "# class x day" in csv_out and "2026-11-30" in csv_out
+    rich_out = cli("summary", str(out)).stdout
+    assert "class x node" in rich_out and "node01" in rich_out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["batch", "x", "--out", "r.xlsx"], "unknown output type"),
+    (["batch", "x", "--format", "md"], "needs --out"),
+    (["batch", "x", "--engine", "spark"], "unknown engine"),
+    (["summary", "missing.parquet"], "no such file"),
+])
+def test_usage_errors_are_one_line(args, message, tmp_path):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("Error: ") and message in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_missing_path_is_a_row_not_a_crash(tmp_path):
+    proc = cli("batch", str(tmp_path / "nope.log"))
+    assert proc.returncode == 3
+    obj = json.loads(proc.stdout)
+    assert obj["error"].endswith("no such file or directory") or "cannot read" in obj["error"]

@@ -1,0 +1,102 @@
+"""Metadata from names and contents, and archive limits, one table each."""
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from dllogscan.batch import layouts
+from dllogscan.batch.archives import Limits, iter_archive
+
+NAMES = [
+    ("logs/slurm-4242.out", {"kind": "slurm", "job": "4242"}),
+    ("slurm-17_3.out", {"kind": "slurm", "job": "17", "array_task": "3"}),
+    ("node07/var/log/pods/ml_trainer-0_0a1b2c3d-11/trainer/0.log",
+     {"kind": "pod", "namespace": "ml", "pod": "trainer-0", "container": "trainer", "node": "node07"}),
+    ("dmesg-gpu12.log", {"kind": "kernel", "node": "gpu12"}),
+    ("gpu12.dmesg", {"kind": "kernel", "node": "gpu12"}),
+    ("nodes/gpu03/kern.log", {"kind": "kernel", "node": "gpu03"}),
+    ("logs/kernel/dmesg", {"kind": "kernel"}),
+    ("run/train_rank3.log", {"rank": "3"}),
+    ("notes/readme.txt", {}),
+]
+
+
+@pytest.mark.parametrize("name, want", NAMES)
+def test_from_name(name, want):
+    assert layouts.from_name(name) == want
+
+
+CONTENTS = [
+    (b"SLURM_JOB_ID=99\nSLURM_ARRAY_TASK_ID=4\nSLURMD_NODENAME=gpu1\n", {"job": "99", "task": "4", "node": "gpu1", "kind": "slurm"}),
+    (b"slurmstepd: error: *** JOB 55 ON gpu2 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n",
+     {"job": "55", "node": "gpu2", "kind": "slurm", "first_time": "2026-11-30T06:00:00",
+      "last_time": "2026-11-30T06:00:00"}),
+    (b"Nov 30 06:00:00 gpu3 kernel: a\nNov 30 06:00:09 gpu3 kernel: b\n",
+     {"node": "gpu3", "kind": "kernel", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:09"}),
+    (b"[Mon Nov 30 06:00:00 2026] a\n[Mon Nov 30 06:01:00 2026] b\n",
+     {"kind": "kernel", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:01:00"}),
+    (b"[   12.5] a\n[   13.0] b\n", {"kind": "kernel"}),
+    (b"2026-11-30T06:00:00.123456789Z stderr F hello\n",
+     {"kind": "pod", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
+    (b"plain text\n", {}),
+]
+
+
+@pytest.mark.parametrize("head, want", CONTENTS)
+def test_from_content(head, want):
+    assert layouts.from_content(head, head, year=2026) == want
+
+
+def _tar(members: dict[str, bytes], mode: str = "w:gz") -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return buf
+
+
+def _members(buf, kind: str, limits: Limits) -> list[tuple[str, str | None]]:
+    out = []
+    for m in iter_archive(buf, kind, "", limits):
+        if m.stream is not None:
+            m.stream.read()
+        out.append((m.name, m.error))
+    return out
+
+
+def test_member_count_limit():
+    got = _members(_tar({f"{i}.log": b"x\n" for i in range(5)}), "tar", Limits(members=2))
+    assert [n for n, e in got if e is None] == ["0.log", "1.log"]
+    assert "more than 2 members" in got[-1][1]
+
+
+def test_compression_bomb_is_stopped():
+    got = _members(_tar({"a.log": b"\0" * (3 << 20), "b.log": b"\0" * (3 << 20)}), "tar",
+                   Limits(ratio=20, ratio_floor=1 << 20))
+    assert any(e and "compression bomb" in e for _, e in got)
+
+
+def test_nested_archives_stop_at_the_depth_limit():
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.writestr("deep.log", "hello\n")
+    outer = _tar({"in.zip": inner.getvalue()})
+    assert _members(outer, "tar", Limits(depth=1)) == [("in.zip!/deep.log", None)]
+    outer.seek(0)
+    assert "deeper than 0" in _members(outer, "tar", Limits(depth=0))[0][1]
+
+
+def test_zip_bomb_member_is_skipped():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("bomb.log", b"\0" * (4 << 20))
+        zf.writestr("ok.log", b"fine\n")
+    buf.seek(0)
+    got = _members(buf, "zip", Limits(ratio=20, ratio_floor=1 << 20))
+    assert "compression bomb" in got[0][1] and got[1] == ("ok.log", None)

@@ -1,0 +1,111 @@
+"""Issue-tracker exports and HTML threads are flattened before scanning; plain logs are not."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from dllogscan import pipeline, sources
+from dllogscan.documents import MAX_DOCUMENT_BYTES, flatten_bytes, flatten_stream, html_to_text
+from tests.conftest import FIXTURES, progress_lines
+
+DOCS = FIXTURES / "documents"
+
+
+def run(data: bytes, scanner):
+    return pipeline.run(sources.from_bytes(data, "doc"), scanner)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if needle in line)
+
+
+def test_github_error_in_the_third_comment(mini_scanner):
+    data = (DOCS / "gh-third-comment.json").read_bytes()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "github-issue"
+    order = [text.index(s) for s in ("# Training dies", "--- issue", "comment 1 by maint", "comment 2 by op",
+                                     "comment 3 by op", "comment 4 by maint")]
+    assert order == sorted(order)
+    r = run(data, mini_scanner)
+    assert r.document == "github-issue" and r.to_dict()["document"] == "github-issue"
+    top = r.diagnoses[0]
+    assert (top.cls, top.subclass) == ("B", "getitem")
+    assert top.evidence[0].line == line_of(text, "Caught KeyError in DataLoader worker process 0")
+    assert top.evidence[0].line > line_of(text, "comment 3 by op")
+
+
+def test_gitlab_notes_in_order_system_notes_skipped(mini_scanner):
+    data = (DOCS / "gitlab.json").read_bytes()
+    flat, kind = flatten_bytes(data)
+    assert kind == "gitlab-issue" and b"changed the description" not in flat
+    r = run(data, mini_scanner)
+    assert r.diagnoses[0].cls == "B" and r.diagnoses[0].subclass == "oom"
+    lines = {e.line for e in r.diagnoses[0].evidence}
+    text = flat.decode()
+    assert {line_of(text, "killed by signal: Killed"), line_of(text, "Killed process 1234")} <= lines
+
+
+def test_discourse_cooked_html_becomes_text(mini_scanner):
+    data = (DOCS / "discourse.json").read_bytes()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "discourse-topic"
+    assert "dataloader's workers" in text and "it works & is slow" in text and "<code" not in text
+    assert "With num_workers=0 it works" in text
+    r = run(data, mini_scanner)
+    assert r.diagnoses[0].cls == "A"
+    assert r.diagnoses[0].evidence[0].line == line_of(text, "killed by signal: Bus error")
+
+
+def test_html_thread_drops_scripts_keeps_pre_lines(mini_scanner):
+    data = (DOCS / "thread.html").read_bytes()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "html" and "var x" not in text and "color: red" not in text
+    assert "step 10\nRuntimeError: DataLoader worker (pid 99)" in text
+    assert "> did the OOM killer fire?" in text
+    r = run(data, mini_scanner)
+    assert [d.cls for d in r.diagnoses] == ["B"]  # the <script> text is not evidence
+
+
+def test_markdown_paste_with_fences_and_quotes(mini_scanner):
+    data = (DOCS / "paste-fences-quotes.md").read_bytes()
+    assert flatten_bytes(data) == (data, None)
+    r = run(data, mini_scanner)
+    assert r.document is None
+    d = r.diagnoses[0]
+    assert d.cls == "A" and d.evidence[0].line == 5
+    assert d.evidence[0].text.startswith("RuntimeError: DataLoader worker (pid 363)")
+    assert r.facts.get("num_workers") == "8" or d.facts.get("num_workers") == "8"
+
+
+@pytest.mark.parametrize("data", [
+    b'{"level": "info", "msg": "step 1"}\n{"level": "error", "msg": "x"}\n',  # JSON lines log
+    b'{"some": "other json"}',
+    b'{ not json at all',
+    b"<6>[ 12.3] kernel: eth0 up\n",
+])
+def test_other_json_and_angle_brackets_pass_through(data):
+    assert flatten_bytes(data) == (data, None)
+
+
+def test_plain_log_streams_untouched():
+    head = progress_lines(50).encode()
+    rest = io.BytesIO(b"more")
+    assert flatten_stream(head, rest) == (head, None)
+    assert rest.read() == b"more"  # nothing was consumed
+
+
+def test_document_over_the_cap_keeps_every_byte():
+    doc = json.dumps({"title": "t", "body": "x" * 500, "comments": []}).encode()
+    head, rest = doc[:100], io.BytesIO(doc[100:])
+    out, kind = flatten_stream(head, rest, limit=200)
+    assert kind is None and out + rest.read() == doc
+    assert MAX_DOCUMENT_BYTES == 20 * 1024 * 1024
+
+
+def test_html_entities_and_lists():
+    assert html_to_text("<ul><li>a &lt;b&gt;</li><li>c</li></ul>") == "- a <b>\n- c\n"

@@ -1,0 +1,103 @@
+"""--redact: every kind of identifier replaced by a stable placeholder, in every output format."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dllogscan import pipeline, report, sources
+from dllogscan.redact import Redactor, redact_results
+from dllogscan.report.issue_body import to_issue_body
+
+SECRETS = {
+    "host": ["gpu-a100-07", "srv12.cluster.internal", "trainer-node12", "gpu-node-17"],
+    "user": ["alice", "bob"],
+    "ip": ["10.0.3.17", "fe80::1ff:fe23:4567:890a"],
+    "job": ["991234"],
+    "email": ["alice.smith@corp.example.net"],
+}
+LOG = """\
+Mar  3 12:00:01 gpu-node-17 kernel: [ 1234.5] Out of memory: Killed process 1234 (python) total-vm:1kB
+alice@gpu-a100-07:~/proj$ python train.py  # owner alice.smith@corp.example.net
+MASTER_ADDR=10.0.3.17 hostname=trainer-node12 via fe80::1ff:fe23:4567:890a srv12.cluster.internal
+  File "/home/alice/proj/data.py", line 41, in __getitem__ (copied from /Users/bob/x.py)
+RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed. log slurm-991234.out job 991234 ON gpu-a100-07
+slurmstepd: error: *** JOB 991234 ON gpu-a100-07 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***
+"""
+
+
+CONTEXTS = [
+    ("host", "gpu-a100-07", "*** JOB 12 ON gpu-a100-07 CANCELLED"),
+    ("host", "trainer-node12", "hostname=trainer-node12 rank=0"),
+    ("host", "gpu-node-17", "Mar  3 12:00:01 gpu-node-17 kernel: Out of memory"),
+    ("host", "srv12.cluster.internal", "connect to srv12.cluster.internal failed"),
+    ("host", "gpu-7", "bob@gpu-7:~/proj$ ls"),
+    ("user", "alice", 'File "/home/alice/proj/data.py", line 41'),
+    ("user", "bob", "/Users/bob/Downloads/job.log"),
+    ("user", "carol", "C:\\Users\\carol\\train.py"),
+    ("ip", "10.0.3.17", "MASTER_ADDR=10.0.3.17:29500"),
+    ("ip", "fe80::1ff:fe23:4567:890a", "via fe80::1ff:fe23:4567:890a dev eth0"),
+    ("ip", "2001:db8::8a2e:370:7334", "[2001:db8::8a2e:370:7334]:29500"),
+    ("job", "991234", "slurmstepd: error: *** JOB 991234 ON node07"),
+    ("job", "4242", "SLURM_JOB_ID=4242"),
+    ("job", "777", "log in slurm-777.out"),
+    ("email", "alice.smith@corp.example.net", "owner: alice.smith@corp.example.net"),
+]
+
+
+@pytest.mark.parametrize("kind, value, line", CONTEXTS)
+def test_each_identifier_kind(kind, value, line):
+    out = Redactor().text(line)
+    assert value not in out and f"<{kind}-1>" in out
+
+
+def test_same_value_same_placeholder_and_harmless_text_kept():
+    r = Redactor()
+    out = r.text("/home/alice/a /home/alice/b /home/carol/c 10.0.0.1 10.0.0.1 10.0.0.2")
+    assert out == "/home/<user-1>/a /home/<user-1>/b /home/<user-2>/c <ip-1> <ip-1> <ip-2>"
+    keep = ("torch 2.2.0 at 12:34:56, c10::Error, x[::2], pid 363, https://github.com/pytorch/pytorch/issues/1, "
+            "see docs.python.org, dataloader.py line 1120 ::1")
+    assert r.text(keep) == keep
+
+
+def _result():
+    return pipeline.run(sources.from_text(LOG, "/home/alice/logs/slurm-991234.out"),
+                        pipeline.get_scanner())
+
+
+@pytest.mark.parametrize("fmt", [*report.TEXT_FORMATS, "issue"])
+def test_every_format_is_clean(fmt):
+    result = _result()
+    assert result.diagnoses, "the log must be diagnosed for this test to mean anything"
+    raw = to_issue_body([result]) if fmt == "issue" else report.render([result], fmt)
+    assert "alice" in raw or "991234" in raw  # the unredacted output does leak
+    red = redact_results([result])
+    out = to_issue_body(red) if fmt == "issue" else report.render(red, fmt)
+    for values in SECRETS.values():
+        for value in values:
+            assert value not in out, (fmt, value)
+    assert "<job-1>" in out
+
+
+def test_json_and_hits_carry_no_identifier():
+    red = redact_results([_result()])[0]
+    blob = json.dumps(red.to_dict()) + repr(red.hits)
+    for values in SECRETS.values():
+        for value in values:
+            assert value not in blob
+    assert red.source == "/home/<user-1>/logs/slurm-<job-1>.out"
+
+
+def test_cli_redact_on_scan_paste_and_report(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(LOG)
+    for args, stdin in ((["scan", str(log), "-f", "json"], None), (["paste", "-f", "md"], LOG.encode()),
+                        (["report", str(log)], None), (["scan", str(log), "-f", "github"], None)):
+        proc = subprocess.run([sys.executable, "-m", "dllogscan", *args, "--redact"],
+                              input=stdin, capture_output=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        for values in SECRETS.values():
+            for value in values:
+                assert value.encode() not in proc.stdout, (args, value)
