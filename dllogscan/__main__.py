@@ -1,3 +1,3 @@
-from .cli import main
+from .quickscan import main
 
 main()

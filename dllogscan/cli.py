@@ -15,8 +15,7 @@ from typing import List, Optional
 import typer
 
 from .errors import DllogscanError
-
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
+from .quickscan import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, exit_code, scan_paths, write  # noqa: F401
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -32,37 +31,15 @@ def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
     return typer.Exit(code)
 
 
-def exit_code(results) -> int:
-    if any(r.diagnoses for r in results):
-        return EXIT_FOUND
-    if len(results) == 1 and results[0].error and not results[0].lines:
-        return EXIT_ERROR
-    if any(r.error for r in results):
-        return EXIT_PARTIAL
-    return EXIT_CLEAN
-
-
 def emit(results, fmt: str, out: Optional[Path]) -> None:
     """Write results in ``fmt`` to ``out`` or standard output."""
     from . import report
 
     if fmt not in report.FORMATS:
         raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
-    if fmt == "parquet":
-        if out is None:
-            raise fail("--format parquet needs --out FILE")
-        from .report.table import to_parquet
-        to_parquet(results, str(out))
-        return
-    if fmt == "text" and out is None:
-        from .report.terminal import print_results
-        print_results(results)
-        return
-    text = report.render(results, fmt)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
+    if fmt == "parquet" and out is None:
+        raise fail("--format parquet needs --out FILE")
+    write(results, fmt, out)
 
 
 @app.command(epilog="""[bold]Examples[/bold]

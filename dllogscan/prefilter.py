@@ -6,6 +6,9 @@ Two engines give the same answer: Hyperscan (extra ``fast``) and a pure-Python o
 """
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
 import threading
 from typing import Iterable, Protocol
 
@@ -59,11 +62,8 @@ class HyperscanPrefilter:
 
         self.anchors = anchors(keywords)
         self.longest = max((len(a) for a in self.anchors), default=1)
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        # Literals need no regex escaping through the literal API when available.
-        exprs = [b"".join(b"\\x%02x" % c for c in a) for a in self.anchors]
-        self._db.compile(expressions=exprs, ids=list(range(len(exprs))),
-                         elements=len(exprs), flags=[hyperscan.HS_FLAG_SINGLEMATCH * 0] * len(exprs))
+        self._lengths = [len(a) for a in self.anchors]
+        self._db = _compiled(hyperscan, self.anchors)
         self._local = threading.local()  # a Hyperscan scratch may serve one thread at a time
         self._local.scratch = hyperscan.Scratch(self._db)
         self._scratch_type = hyperscan.Scratch
@@ -75,19 +75,52 @@ class HyperscanPrefilter:
         return scratch
 
     def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        """One scan over ``data[start:end + longest]`` through a memoryview: no copy."""
         found: list[int] = []
         limit = min(len(data), end + self.longest)
-        view = memoryview(data)[start:limit]
-        lengths = [len(a) for a in self.anchors]
+        lengths = self._lengths
+        offset = start
 
         def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
-            pos = start + to - lengths[ident]
+            pos = offset + to - lengths[ident]
             if pos < end:
                 found.append(pos)
 
-        self._db.scan(bytes(view), match_event_handler=on_match, scratch=self._scratch())
+        with memoryview(data) as view:
+            self._db.scan(view[start:limit], match_event_handler=on_match, scratch=self._scratch())
         found.sort()
         return found
+
+
+def _compile(hyperscan, literals: list[bytes]):
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    exprs = [b"".join(b"\\x%02x" % c for c in lit) for lit in literals]  # literal, escaped byte by byte
+    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[0] * len(exprs))
+    return db
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dllogscan"
+
+
+def _compiled(hyperscan, literals: list[bytes]):
+    """The block-mode database for ``literals``, from the on-disk cache when it holds it
+    (keyed by the literals and the Hyperscan version); any cache problem just recompiles."""
+    key = hashlib.sha256(b"\0".join(literals) + hyperscan.__version__.encode()).hexdigest()[:24]
+    path = cache_dir() / f"hs-{key}.db"
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.error, TypeError, ValueError):
+        pass
+    db = _compile(hyperscan, literals)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hyperscan.dumpb(db))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return db
 
 
 def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:

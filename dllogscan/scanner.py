@@ -174,6 +174,7 @@ class Scanner:
                 head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))
             proc_end = len(data) if final else max(search_from, len(data) - LOOKAHEAD)
             positions = self.prefilter.positions(data, search_from, proc_end)
+            # Newlines are counted once per byte: up to each hit, then on to where the next round starts.
             counted_to, line_at = 0, base_line
             fresh: set[int] = set()
             last_end = -1
@@ -191,14 +192,12 @@ class Scanner:
                 self._match_line(data, start, end, line_at, out)
             done_lines = fresh
             if final:
-                out.lines = base_line + data.count(b"\n") - (1 if data.endswith(b"\n") else 0)
-                if not data:
-                    out.lines = base_line - 1
+                line_at += data.count(b"\n", counted_to)  # line number of the last (partial) line
+                out.lines = line_at - (1 if data.endswith(b"\n") else 0) if data else base_line - 1
                 tail_from = max(0, len(data) - LOOKBEHIND)
-                nl_before = data.count(b"\n", 0, tail_from)
                 tail_data = data[tail_from:]
+                first_line = line_at - tail_data.count(b"\n")
                 lines = tail_data.split(b"\n")
-                first_line = base_line + nl_before
                 if tail_from:
                     lines, first_line = lines[1:], first_line + 1
                 tail: list[tuple[int, str]] = []
@@ -215,7 +214,10 @@ class Scanner:
             nl = data.find(b"\n", keep_from, proc_end)
             if nl != -1:
                 keep_from = nl + 1
-            base_line += data.count(b"\n", 0, keep_from)
+            if keep_from >= counted_to:
+                base_line = line_at + data.count(b"\n", counted_to, keep_from)
+            else:
+                base_line = line_at - data.count(b"\n", keep_from, counted_to)
             data_offset += keep_from
             carry = data[keep_from:]
             search_from = proc_end - keep_from

@@ -1,0 +1,133 @@
+"""The entry point, and the plain ``dllogscan FILE ...`` run without typer.
+
+typer 0.29 builds a pydantic ``TypeAdapter`` for every option before it runs a command: about
+0.5 s of a 0.6 s start. A plain scan is parsed here with ``argparse`` instead and runs the same
+body as ``dllogscan scan``; anything else (help, other commands, a bad option or value) returns
+``None`` and goes through typer, which prints its usual help and errors.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
+CHOICES = {"engine": ("auto", "hyperscan", "python"), "classifier": ("auto", "on", "off")}
+
+
+class _Fallback(Exception):
+    """The arguments are not a plain, valid scan: let typer handle them."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _Fallback(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--format", "-f", dest="fmt", default="text")
+    p.add_argument("--out", "-o", type=Path)
+    p.add_argument("--signatures", "-s", action="append", default=[], type=lambda s: str(Path(s)))
+    p.add_argument("--min-confidence", type=float, default=0.5)
+    p.add_argument("--max-bytes", type=int)
+    p.add_argument("--engine", default="auto", choices=CHOICES["engine"])
+    p.add_argument("--classifier", default="auto", choices=CHOICES["classifier"])
+    return p
+
+
+def exit_code(results) -> int:
+    if any(r.diagnoses for r in results):
+        return EXIT_FOUND
+    if len(results) == 1 and results[0].error and not results[0].lines:
+        return EXIT_ERROR
+    if any(r.error for r in results):
+        return EXIT_PARTIAL
+    return EXIT_CLEAN
+
+
+def write(results, fmt: str, out: Optional[Path]) -> None:
+    """Write results in an already-checked ``fmt`` to ``out`` or standard output."""
+    from . import report
+
+    if fmt == "parquet":
+        from .report.table import to_parquet
+        to_parquet(results, str(out))
+        return
+    if fmt == "text" and out is None:
+        from .report.terminal import print_results
+        print_results(results)
+        return
+    text = report.render(results, fmt)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
+def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min_confidence: float,
+               max_bytes: Optional[int], classifier: str) -> list:
+    """One ScanResult per path (``-`` is standard input); each error also goes to stderr."""
+    from . import api
+
+    results = [api.scan(p if p == "-" else Path(p), signatures=list(signatures), engine=engine,
+                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+               for p in paths]
+    for r in results:
+        if r.error:
+            sys.stderr.write(f"Error: {r.error}\n")
+    return results
+
+
+def try_run(args: Sequence[str]) -> Optional[int]:
+    """Run ``args`` (without ``scan``) as a plain scan and return its exit code, or ``None``."""
+    from .errors import DllogscanError
+    from .report import FORMATS
+
+    if any(a in ("-h", "--help") for a in args):
+        return None
+    try:
+        ns = _parser().parse_args(list(args))
+    except _Fallback:
+        return None
+    if ns.fmt not in FORMATS or (ns.fmt == "parquet" and ns.out is None):
+        return None
+    from . import pipeline
+
+    try:
+        pipeline.get_scanner(ns.signatures, ns.engine)
+    except (DllogscanError, ImportError) as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return EXIT_ERROR
+    results = scan_paths(ns.paths, ns.signatures, ns.engine, ns.min_confidence, ns.max_bytes, ns.classifier)
+    write(results, ns.fmt, ns.out)
+    return exit_code(results)
+
+
+def _looks_like_input(arg: str) -> bool:
+    """An existing file or ``-`` that names no command (command modules are listed, not imported)."""
+    import pkgutil
+
+    from . import commands
+
+    if arg in ("scan", "explain", "signatures") or arg in {i.name for i in pkgutil.iter_modules(commands.__path__)}:
+        return False
+    return arg == "-" or Path(arg).is_file()
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """``dllogscan``: a plain scan runs here; everything else goes to the typer app (``cli``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and (args[0] == "scan" or _looks_like_input(args[0])):
+        try:
+            code = try_run(args[1:] if args[0] == "scan" else args)
+        except KeyboardInterrupt:
+            sys.stderr.write("Error: interrupted\n")
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
+    from .cli import main as typer_main
+
+    typer_main(args)

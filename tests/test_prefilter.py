@@ -1,0 +1,88 @@
+"""The two prefilter engines: same diagnoses on the whole corpus; the pure-Python one never
+misses a line that holds a keyword; the cached Hyperscan database; the typer-free quick path."""
+from __future__ import annotations
+
+import io
+import random
+import subprocess
+import sys
+
+import pytest
+
+from dllogscan import corpus, pipeline, prefilter, scanner as scan_mod, sources
+from dllogscan.scanner import Scanner
+
+
+@pytest.fixture(scope="module")
+def shipped_db():
+    return pipeline.get_scanner(engine="python").db
+
+
+def test_engines_agree_on_the_whole_corpus(shipped_db):
+    pytest.importorskip("hyperscan")
+    fast, slow = Scanner(shipped_db, engine="hyperscan"), Scanner(shipped_db, engine="python")
+    items = corpus.load_items()
+    assert items
+    for item in items:
+        a = pipeline.run(sources.from_path(item.path), fast, classifier="off").to_dict()
+        b = pipeline.run(sources.from_path(item.path), slow, classifier="off").to_dict()
+        assert a == b, item.path
+
+
+def _random_log(rng: random.Random, keywords: list[str]) -> tuple[bytes, set[int]]:
+    """Random lines, some with a keyword injected at a random offset; the line numbers that hold one."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789_:/|.%=<>[]\r\x1b"
+    lines, marked = [], set()
+    for n in range(1, rng.randint(50, 400)):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.choice((0, 5, 40, 300))))
+        if rng.random() < 0.3:
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(keywords) + text[at:]
+        if any(k in text for k in keywords):
+            marked.add(n)
+        lines.append(text)
+    return "\n".join(lines).encode("utf-8"), marked
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_python_prefilter_never_misses_a_keyword_line(shipped_db, monkeypatch, seed):
+    rng = random.Random(seed)
+    monkeypatch.setattr(scan_mod, "CHUNK", rng.choice((64, 97, 500, 4096)))
+    monkeypatch.setattr(scan_mod, "LOOKAHEAD", 256)
+    monkeypatch.setattr(scan_mod, "LOOKBEHIND", 128)
+    keywords = shipped_db.keywords
+    data, marked = _random_log(rng, keywords)
+    engine = Scanner(shipped_db, engine="python")
+    seen: set[int] = set()
+    monkeypatch.setattr(engine, "_match_line", lambda d, s, e, line, out: seen.add(line))
+    engine.scan(io.BytesIO(data))
+    assert marked <= seen, sorted(marked - seen)[:10]
+
+
+def test_anchors_cover_every_keyword(shipped_db):
+    anchors = prefilter.anchors(shipped_db.keywords)
+    assert all(any(a in k.encode() for a in anchors) for k in shipped_db.keywords)
+
+
+def test_hyperscan_database_is_cached(tmp_path, monkeypatch, shipped_db):
+    pytest.importorskip("hyperscan")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = prefilter.HyperscanPrefilter(shipped_db.keywords)
+    [cached] = (tmp_path / "dllogscan").glob("hs-*.db")
+    cached_bytes = cached.read_bytes()
+    second = prefilter.HyperscanPrefilter(shipped_db.keywords)
+    data = b"x\nRuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error.\n"
+    assert first.positions(data, 0, len(data)) == second.positions(data, 0, len(data)) != []
+    cached.write_bytes(b"garbage")  # a broken cache entry is recompiled, not an error
+    assert prefilter.HyperscanPrefilter(shipped_db.keywords).positions(data, 0, len(data))
+    assert cached.read_bytes() == cached_bytes
+
+
+def test_plain_scan_does_not_import_typer(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("epoch 1\nRuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n")
+    code = ("import sys; from dllogscan.quickscan import main\n"
+            "try:\n    main([sys.argv[1], '--format', 'json'])\n"
+            "except SystemExit as e:\n    print(e.code, sorted(m for m in ('typer', 'rich', 'pydantic') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip().endswith("1 []"), proc.stdout + proc.stderr
