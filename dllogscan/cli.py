@@ -59,6 +59,7 @@ def scan(
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | on | off."),
     redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are found (errors still exit 2)."),
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
     from . import api
@@ -77,7 +78,8 @@ def scan(
         if r.error:
             sys.stderr.write(f"Error: {r.error}\n")
     emit(results, fmt, out)
-    raise typer.Exit(exit_code(results))
+    code = exit_code(results)
+    raise typer.Exit(0 if exit_zero and code != EXIT_ERROR else code)
 
 
 @app.command(epilog="[bold]Example[/bold]\n\n  dllogscan explain job.log")

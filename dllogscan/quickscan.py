@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-bytes", type=int)
     p.add_argument("--engine", default="auto", choices=CHOICES["engine"])
     p.add_argument("--classifier", default="auto", choices=CHOICES["classifier"])
+    p.add_argument("--exit-zero", action="store_true")
     return p
 
 
@@ -103,7 +104,8 @@ def try_run(args: Sequence[str]) -> Optional[int]:
         return EXIT_ERROR
     results = scan_paths(ns.paths, ns.signatures, ns.engine, ns.min_confidence, ns.max_bytes, ns.classifier)
     write(results, ns.fmt, ns.out)
-    return exit_code(results)
+    code = exit_code(results)
+    return 0 if ns.exit_zero and code != EXIT_ERROR else code
 
 
 def _looks_like_input(arg: str) -> bool:

@@ -53,7 +53,10 @@ def print_results(results: Sequence[ScanResult], console=None) -> None:
         console.print(Text.assemble(("dllogscan ", "bold"), (r.source, "bold cyan"),
                                     (f"  ({r.lines} lines)", "dim")))
         if r.error:
-            console.print(Text(f"  could not read it fully: {r.error}", style="yellow"))
+            unread = not r.lines and not r.diagnoses
+            console.print(Text(f"  could not read it{'' if unread else ' fully'}: {r.error}", style="yellow"))
+            if unread:
+                continue
         if not r.diagnoses:
             console.print(Text("  No DataLoader worker failure found.", style="green"))
             continue
