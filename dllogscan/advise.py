@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 from .models import Diagnosis, Fix
 from .signatures import Database
 
-PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
+PLACEHOLDER_RE = re.compile(r"\{([a-z0-9_]+)(?:\|([^{}|]{1,40}))?\}")
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 DEFAULT_PREFETCH = 2
+SHM_HEADROOM = 1.5  # suggest half as much again as the estimated demand
 
 
 def parse_size(text: str) -> int | None:
@@ -29,17 +31,32 @@ def human(n: float) -> str:
     return f"{n:.1f} TiB"  # pragma: no cover
 
 
+def batch_bytes_from_shape(shape: str, itemsize: int = 4) -> int | None:
+    """``64, 3, 224, 224`` -> bytes of one float32 batch tensor."""
+    dims = [int(d) for d in re.findall(r"\d+", shape or "")]
+    if not dims:
+        return None
+    total = itemsize
+    for d in dims:
+        total *= d
+    return total
+
+
 def shm_demand(facts: dict[str, str]) -> dict[str, str]:
-    """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them."""
+    """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them (a printed batch
+    shape counts as float32)."""
     out: dict[str, str] = {}
     workers = facts.get("num_workers")
-    batch_bytes = parse_size(facts.get("batch_bytes", ""))
+    batch_bytes = parse_size(facts.get("batch_bytes", "")) or batch_bytes_from_shape(facts.get("batch_shape", ""))
     if not (workers and workers.isdigit() and batch_bytes):
         return out
     prefetch = facts.get("prefetch_factor") or str(DEFAULT_PREFETCH)
     if not prefetch.isdigit():
         return out
     demand = int(workers) * int(prefetch) * batch_bytes
+    out.setdefault("batch_bytes", human(batch_bytes))
+    gib = max(1, math.ceil(demand * SHM_HEADROOM / (1 << 30)))
+    out["shm_suggest"], out["shm_suggest_k8s"] = f"{gib}g", f"{gib}Gi"
     out["shm_demand"] = human(demand)
     out["shm_demand_bytes"] = str(demand)
     shm = parse_size(facts.get("shm_size", ""))
@@ -49,8 +66,9 @@ def shm_demand(facts: dict[str, str]) -> dict[str, str]:
 
 
 def fill(template: str, facts: dict[str, str]) -> str:
-    """Replace ``{pid}``-style placeholders by facts; unknown ones read ``<pid>``."""
-    return PLACEHOLDER_RE.sub(lambda m: facts.get(m.group(1)) or f"<{m.group(1)}>", template)
+    """Replace ``{pid}`` placeholders by facts; an unknown one reads ``<pid>``, or its default
+    when written ``{shm_suggest|8g}``."""
+    return PLACEHOLDER_RE.sub(lambda m: facts.get(m.group(1)) or m.group(2) or f"<{m.group(1)}>", template)
 
 
 def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
@@ -68,7 +86,7 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     if "shm_demand" in facts:
         note = (f"Shared-memory demand estimate: {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
-                f"{facts['batch_bytes']} = {facts['shm_demand']}")
+                f"{facts['batch_bytes']} per batch = {facts['shm_demand']}")
         if "shm_size" in facts:
             note += f" against /dev/shm of {facts['shm_size']}"
         notes = notes + (note,)

@@ -29,11 +29,13 @@ OPTIONAL = {"subclass", "priority", "kinds", "since", "until", "source", "notes"
 ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
-         "exit_code", "rss_kb", "process", "rank", "strategy"}
+         "exit_code", "rss_kb", "process", "rank", "strategy", "persistent_workers", "pin_memory",
+         "start_method", "open_files", "batch_shape"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
 FIX_KEYS = {"key", "title", "why", "commands", "code", "rank"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
-                "shm_size", "exception", "path", "job_id", "node"}
+                "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
+                "shm_demand"}
 VERSION = _re.compile(r"^(\d+\.\d+(\.\d+)?)?$")
 TIME_BUDGET_S = 0.2
 ADVERSARIAL_BYTES = 1_000_000
@@ -232,10 +234,10 @@ def test_fixes_well_formed():
         assert fix["commands"] or fix.get("code"), fix["title"]
         texts = list(fix["commands"]) + [fix.get("code", ""), fix["title"]]
         for text in texts:
-            # every brace must belong to a known placeholder, so str.format-style filling is safe
+            # every brace must belong to a known placeholder ({name} or {name|default})
             for name in regex.findall(r"\{([^{}]*)\}", text):
-                assert name in PLACEHOLDERS, f"{fix['title']}: unknown placeholder {{{name}}}"
-            bare = regex.sub(r"\{[a-z_]+\}", "", text)
+                assert name.split("|")[0] in PLACEHOLDERS, f"{fix['title']}: unknown placeholder {{{name}}}"
+            bare = regex.sub(r"\{[a-z0-9_]+(\|[^{}|]+)?\}", "", text)
             assert "{" not in bare and "}" not in bare, f"{fix['title']}: stray brace"
 
 
