@@ -49,7 +49,7 @@ class ShardDataset(Dataset):
     def __len__(self):
         return self.n
 
-    def _armed(self, idx):
+    def _is_bad(self, idx):
         return idx == self.bad_index and self.epoch >= self.fail_epoch
 
     def _features(self, idx):
@@ -60,22 +60,26 @@ class ShardDataset(Dataset):
 
     def __getitem__(self, idx):
         if self.fault == "lock":
-            with CACHE_LOCK:  # blocks forever in a worker forked while it was held
+            # blocks forever in a worker forked while it was held
+            with CACHE_LOCK:
                 pass
-        if self._armed(idx):
-            self._fire(idx)
+        if self._is_bad(idx):
+            self._decode(idx)
         x, y = self._features(idx)
         item = {"x": x, "y": y}
-        if self._armed(idx) and self.fault == "badshape":
-            item["x"] = x[:9]  # a truncated record: default_collate cannot stack it
-        if self._armed(idx) and self.fault == "missing-field":
-            del item["y"]  # an unlabeled sample: the hand-written collate looks "y" up
+        if self._is_bad(idx) and self.fault == "badshape":
+            # a truncated record: default_collate cannot stack it
+            item["x"] = x[:9]
+        if self._is_bad(idx) and self.fault == "missing-field":
+            # an unlabeled sample: the hand-written collate looks "y" up
+            del item["y"]
         if self.image:
             side = self.big_image if (self.big_image and self.epoch >= self.grow_epoch) else self.image
             item["image"] = torch.rand(3, side, side)
         if self.shm_cache and "image" in item:
             self._cache_write(idx, item["image"])
-            item["image"] = item["image"][:, ::8, ::8].contiguous()  # the model sees a thumbnail
+            # the model sees a thumbnail
+            item["image"] = item["image"][:, ::8, ::8].contiguous()
         if self.patches:
             item["patches"] = [torch.full((2,), float(i)) for i in range(self.patches)]
         return item
@@ -96,21 +100,25 @@ class ShardDataset(Dataset):
             fh.truncate(size)
         return size
 
-    def _fire(self, idx):
+    def _decode(self, idx):
         fault = self.fault
         if fault == "keyerror":
-            record = self.index[f"sample_{idx:06d}"]  # KeyError: 'sample_000037'
+            # the index has no entry for the bad sample
+            record = self.index[f"sample_{idx:06d}"]
         elif fault == "filenotfound":
             path = os.path.join(self.root, f"train-{idx // 64:05d}", f"{idx:08d}.npy")
             with open(path, "rb") as fh:
                 fh.read()
         elif fault == "valueerror":
-            raw = np.arange(2048, dtype=np.float32)  # a truncated record
+            # a truncated record
+            raw = np.arange(2048, dtype=np.float32)
             raw.reshape(3, 32, 32)
         elif fault in ("badshape", "missing-field"):
-            pass  # handled in __getitem__ / the collate function
+            # handled in __getitem__ / the collate function
+            pass
         elif fault == "segv":
-            ctypes.string_at(0)  # a real NULL-pointer read in C
+            # a real NULL-pointer read in C
+            ctypes.string_at(0)
         elif fault == "segv-kill":
             os.kill(os.getpid(), signal.SIGSEGV)
         elif fault == "fpe":
@@ -119,7 +127,8 @@ class ShardDataset(Dataset):
             os.abort()
         elif fault == "hog":
             hog = []
-            while True:  # leak until the cgroup's OOM killer steps in
+            # leak until the cgroup's OOM killer steps in
+            while True:
                 hog.append(torch.ones(8 * 1024 * 1024))
         elif fault == "alloc-bytes":
             buf = bytearray(4 * 1024 ** 3)

@@ -134,6 +134,10 @@ def run_variant(v):
     env.pop("PYTHONFAULTHANDLER", None)
     env.update(PYTHONUNBUFFERED="1", PYTHONHASHSEED="0", **v.env)
     events = []
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # a background shell ignores SIGINT and children would inherit that; the
+        # training run must get Python's KeyboardInterrupt handler like any foreground job
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     proc = subprocess.Popen(full_cmd(v, cgroup), cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
@@ -237,9 +241,10 @@ def meta_for(v, text, events, rc, torch_version):
             "torch_version": torch_version, "notes": " ".join(notes)}
 
 
-def kernel_oom_lines(before, after):
-    new = after[len(before):] if after.startswith(before) else after
-    return [ln for ln in new.splitlines() if OOM_DMESG.search(ln)]
+def new_dmesg(before, after):
+    """The kernel log lines that appeared between two ``dmesg`` reads."""
+    old = set(before.splitlines())
+    return [ln for ln in after.splitlines() if ln not in old]
 
 
 def write_item(out, stem, text, meta):
@@ -266,17 +271,16 @@ def generate(v, out, torch_version):
     stems = [v.name]
     if v.dmesg:
         time.sleep(0.5)
-        lines = kernel_oom_lines(before, _dmesg())
+        window = new_dmesg(before, _dmesg())
+        lines = [ln for ln in window if OOM_DMESG.search(ln)]
         if lines:
-            kmeta = dict(meta, kind="log", evidence=next(
-                (ln for ln in ("Memory cgroup out of memory: Killed process", "oom-kill:")
-                 if any(ln in x for x in lines)), None))
-            kmeta["notes"] = ("Kernel lines (`dmesg`, filtered with "
-                              "grep -i -E 'oom|killed process|memory cgroup|out of memory') "
-                              f"written while {v.name} ran: the kernel OOM killer really fired "
-                              "in the workers' memory cgroup.")
-            write_item(out, v.name + "-dmesg", "\n".join(lines) + "\n", kmeta)
-            stems.append(v.name + "-dmesg")
+            kmeta = dict(meta, evidence=next(
+                (e for e in ("Memory cgroup out of memory: Killed process", "oom-kill:")
+                 if any(e in x for x in lines)), None))
+            kmeta["notes"] = (f"The kernel log (`dmesg`) lines written while {v.name} ran: the "
+                              "kernel OOM killer really fired in the workers' memory cgroup.")
+            write_item(out, v.name + "-kernel", "\n".join(window) + "\n", kmeta)
+            stems.append(v.name + "-kernel")
             text += "$ dmesg | grep -i -E 'oom|killed process'\n" + "\n".join(lines) + "\n"
             meta["notes"] += (" The harness appended the kernel's OOM-killer lines from dmesg "
                               "after the run, as a user would when asked for them.")

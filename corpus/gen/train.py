@@ -37,7 +37,7 @@ def parse_args(argv=None):
     p.add_argument("--prefetch-factor", type=int, default=None)
     p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None)
     p.add_argument("--sharing-strategy", choices=("file_descriptor", "file_system"), default=None)
-    p.add_argument("--timeout", type=float, default=0)
+    p.add_argument("--timeout", type=int, default=0)
     p.add_argument("--fault", choices=FAULTS, default="none")
     p.add_argument("--bad-index", type=int, default=37)
     p.add_argument("--fail-epoch", type=int, default=0)
@@ -72,7 +72,8 @@ def checkpoint_async(epoch, model):
     def run():
         with CACHE_LOCK:
             state = {k: v.clone() for k, v in model.state_dict().items()}
-            time.sleep(3600)  # a slow network filesystem
+            # a slow network filesystem
+            time.sleep(3600)
             del state
     print(f"saving checkpoint to /checkpoints/run-0/epoch_{epoch:03d}.pt (async)", flush=True)
     threading.Thread(target=run, name="ckpt-writer", daemon=True).start()
@@ -140,7 +141,8 @@ def main(argv=None):
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     if args.warnings:
-        sched.step()  # before optimizer.step(): torch warns about the order
+        # stepped before optimizer.step(): torch warns about the order
+        sched.step()
         warnings.warn("checkpoint directory /checkpoints/run-0 exists and is not empty",
                       UserWarning)
     loss_fn = nn.CrossEntropyLoss()
