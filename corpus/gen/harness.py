@@ -22,6 +22,7 @@ CGROUP_ROOT = "/sys/fs/cgroup/memory"
 JOB_ID, NODE = 4242, "node07"
 TIME_LIMIT_LINE = (f"slurmstepd: error: *** JOB {JOB_ID} ON {NODE} CANCELLED AT "
                    "2026-11-30T06:00:00 DUE TO TIME LIMIT ***")
+FAILED_DIR = "/tmp/corpus-gen-failed"
 OOM_DMESG = re.compile(r"oom|killed process|memory cgroup|out of memory", re.I)
 
 
@@ -177,6 +178,7 @@ def run_variant(v):
                 break
             if now - start > v.timeout:
                 os.killpg(proc.pid, signal.SIGKILL)
+                _keep_failed(v.name, cap.text())
                 raise TimeoutError(f"{v.name}: no result after {v.timeout:.0f}s")
         proc.wait(30)
         cap.thread.join(10)
@@ -189,6 +191,13 @@ def run_variant(v):
         if cgroup:
             _remove_cgroup(cgroup)
     return cap.text(), events, proc.returncode
+
+
+def _keep_failed(name, text):
+    """Keep the output of a variant that did not come out as expected, for a look."""
+    os.makedirs(FAILED_DIR, exist_ok=True)
+    with open(os.path.join(FAILED_DIR, name + ".log"), "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _is_worker(pid, parent):
@@ -264,9 +273,7 @@ def generate(v, out, torch_version):
     try:
         meta = meta_for(v, text, events, rc, torch_version)
     except ValueError:
-        os.makedirs("/tmp/corpus-gen-failed", exist_ok=True)
-        with open(f"/tmp/corpus-gen-failed/{v.name}.log", "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _keep_failed(v.name, text)
         raise
     stems = [v.name]
     if v.dmesg:

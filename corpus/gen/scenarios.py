@@ -70,9 +70,11 @@ def class_a():
                            ["--image", "16", "--epochs", "3", "--sharing-strategy", "file_system",
                             *args], ("unable to open shared memory object",),
                            notes=f"/dev/shm is a private tmpfs with only {inodes} inodes (unshare "
-                                 f"-m, nr_inodes={inodes}); with the file_system strategy every batch is a "
-                                 "file there, so shm_open fails with ENOSPC.",
-                           shm=f"size=64m,nr_inodes={inodes}"))
+                                 f"-m, nr_inodes={inodes}); with the file_system strategy every "
+                                 "batch is a file there, so shm_open fails with ENOSPC. When it "
+                                 "fails in a worker's queue feeder thread the batch is lost and "
+                                 "the loop hangs: the harness then kills it after 15s of silence.",
+                           shm=f"size=64m,nr_inodes={inodes}", silence=15))
     out.append(Variant("a-shm-semaphore-w2", "a-shm-semaphore", "A", "shm-full-semaphore",
                        ["--image", "16", "--epochs", "2", *_w(2), "--print-config"],
                        ("No space left on device",),
@@ -141,8 +143,8 @@ def class_b():
         "valueerror": [("w0-lightning", _w(0, "--progress", "lightning"), {}),
                        ("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm-lines",
                                        "--every", "8"), {}),
-                       ("w2-persistent-rank", _w(2, "--persistent-workers", "--progress", "tqdm",
-                                                 "--fail-epoch", "1"), {"rank": 3})],
+                       ("w2-persistent-rank", _w(2, "--persistent-workers", "--progress", "tqdm"),
+                        {"rank": 3})],
         "collate-stack": [("w0", _w(0, "--progress", "tqdm-lines", "--every", "4"), {}),
                           ("w2-slurm", _w(2, "--progress", "plain", "--every", "4"), {"slurm": True})],
         "collate-field": [("w0", _w(0, "--collate", "fields", "--progress", "tqdm"), {}),
@@ -170,13 +172,16 @@ def class_b():
              ("abrt", "abrt", "w2", _w(2, "--progress", "tqdm-lines", "--every", "8"), {}, {}),
              ("abrt", "abrt", "w1-slurm-rank", _w(1, "--progress", "lightning"), {}, {"slurm": True, "rank": 2})]
     sig = {"segv": "Segmentation fault", "fpe": "Floating point exception", "abrt": "Aborted"}
+    handler = {"segv": ("Unexpected segmentation fault encountered in worker",),
+               "fpe": ("Unexpected floating-point exception encountered in worker",), "abrt": ()}
     how = {"segv": "ctypes.string_at(0) (a real NULL-pointer read)",
            "segv-kill": "os.kill(os.getpid(), SIGSEGV)",
            "fpe": "os.kill(os.getpid(), SIGFPE)", "abrt": "os.abort()"}
     for family, fault, tag, args, env, kw in crash:
         out.append(Variant(f"b-crash-{fault}-{tag}", f"b-crash-{family}", "B", f"crash-{family}",
                            ["--fault", fault, "--epochs", "2"] + args,
-                           (f"is killed by signal: {sig[family]}", "exited unexpectedly"), env=env,
+                           (f"is killed by signal: {sig[family]}", *handler[family],
+                            "exited unexpectedly"), env=env,
                            notes=f"The worker dies in __getitem__ via {how[fault]}."
                                  + (" PYTHONFAULTHANDLER=1 is set." if env else ""), **kw))
     return out
