@@ -1,0 +1,1 @@
+"""dllogscan's evaluation corpus (data files) and its generator, ``corpus.gen``."""
