@@ -58,18 +58,19 @@ def _stable(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def split(items: list[Item]) -> tuple[list[Item], list[Item]]:
+def split(items: list[Item], fold: int = 0) -> tuple[list[Item], list[Item]]:
     """Train / test by scenario: near-copies of one scenario never sit on both sides.
 
     Scenarios are grouped by (kind, label) and ordered by a stable hash; every TEST_EVERY-th,
-    starting with the first, is held out, so every label with a scenario is tested."""
+    starting with the ``fold``-th, is held out. Fold 0 is *the* held-out split; folds 0..2
+    together test every scenario once (cross-validation)."""
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:
         groups[(item.kind, item.label)].add(item.scenario)
     held: set[str] = set()
     for scenarios in groups.values():
         ordered = sorted(scenarios, key=_stable)
-        held.update(s for i, s in enumerate(ordered) if i % TEST_EVERY == 0 and len(ordered) > 1)
+        held.update(s for i, s in enumerate(ordered) if i % TEST_EVERY == fold and len(ordered) > 1)
     train = [i for i in items if i.scenario not in held]
     test = [i for i in items if i.scenario in held]
     return train, test

@@ -6,7 +6,9 @@ Rules, all driven by fields of the signature data:
 - a ``cause`` hit whose ``link`` fact (the pid) equals the failure's counts with ``linked_weight``;
 - a failure with ``absorbs`` swallows nearby candidates of those classes (a ``Caught
   RuntimeError`` whose traceback says ``unable to write to file </torch_...>`` is class A);
-- a ``*-suspected`` candidate yields to any other failure, and context alone never outvotes one.
+- a ``*-suspected`` candidate yields to any other failure, and context alone never outvotes one;
+- without a failure of their class, ``cause``/``context`` hits count only where their ``alone``
+  rule allows (the OOM killer's line makes B alone only when it killed a python process).
 """
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ PROGRESS_RE = re.compile(
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
+#: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate)
+RELEVANT = re.compile(
+    r"dataloader|data loader|num_workers|__getitem__|dataset|torch|pytorch|worker process|pt_data_worker"
+    r"|\bepochs?\b|training|训练|数据|学習|データ|학습|обучени|entrenamiento|treinamento|trainings?lauf",
+    re.IGNORECASE)
 MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
 FAILURE_CLASSES = ("A", "B", "C", "D", "E")
@@ -64,6 +71,9 @@ def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> 
     if cond.ids == ("@progress",):
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
+    if cond.ids == ("@relevant",):
+        window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
+        return any(RELEVANT.search(t) for t in window + [hit.text])
     for sig_id, others in index.items():
         if not cond.matches_id(sig_id):
             continue
@@ -118,6 +128,11 @@ def _build_candidates(hits: list[Hit], db: Database) -> dict[str, Candidate]:
         if sig.role == "cause" and sig.link and hit.facts.get(sig.link) in failure_pids.get(target, ()):
             weight = sig.linked_weight if sig.linked_weight is not None else weight
         cands.setdefault(sig.cls, Candidate(sig.cls)).hits.append((hit, sig, weight))
+    for cls, cand in list(cands.items()):
+        if not any(sig.role == "failure" for _, sig, _ in cand.hits):
+            cand.hits = [t for t in cand.hits if t[1].may_stand_alone(t[0].facts)]
+            if not cand.hits:
+                del cands[cls]
     return cands
 
 

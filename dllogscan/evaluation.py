@@ -56,7 +56,7 @@ def predict(item: Item, system: str, model) -> str:
     source = api.as_source(item.path, None, None)
     scanner = pipeline.get_scanner()
     if system == "classifier":
-        from .classify.combine import CLASSIFIER_DISCOUNT
+        from .classify.combine import CLASSIFIER_DISCOUNT, RELEVANT
         from .classify.digest import digest_text
         out, _ = pipeline.scan_source(source, scanner)
         if out is None:
@@ -64,25 +64,30 @@ def predict(item: Item, system: str, model) -> str:
         pred = model.predict([digest_text(out)])[0]
         label = max(pred, key=pred.get)
         ok = label != "none" and pred[label] * CLASSIFIER_DISCOUNT >= pipeline.DEFAULT_MIN_CONFIDENCE
+        ok = ok and bool(RELEVANT.search(digest_text(out)))
         return label.split(".", 1)[0] if ok else "none"
     mode = "off" if system == "signatures" else "auto"
     result = pipeline.run(source, scanner, classifier=mode, model=model)
     return result.diagnoses[0].cls if result.diagnoses else "none"
 
 
-def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS) -> dict[str, dict[str, Scores]]:
-    """Train on the train split, score the test split: {system: {kind: Scores}}."""
+def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS,
+             folds: Sequence[int] = (0,)) -> dict[str, dict[str, Scores]]:
+    """Train on each fold's train split, score its test split: {system: {kind: Scores}}.
+    ``folds=(0,)`` is the held-out split; ``(0, 1, 2)`` cross-validates over every scenario."""
     from .classify.train import train_items
 
-    train, test = split(load_items(root))
-    model = train_items(train)
+    items = load_items(root)
     results: dict[str, dict[str, Scores]] = {s: {} for s in systems}
-    for item in test:
-        for system in systems:
-            kind = {"log": "logs", "report": "reports", "nearmiss": "nearmiss"}[item.kind]
-            truth = item.label if item.label in CLASSES else "none"
-            results[system].setdefault(kind, Scores()).pairs.append(
-                (truth, predict(item, system, model), str(item.path)))
+    for fold in folds:
+        train, test = split(items, fold)
+        model = train_items(train)
+        for item in test:
+            for system in systems:
+                kind = {"log": "logs", "report": "reports", "nearmiss": "nearmiss"}[item.kind]
+                truth = item.label if item.label in CLASSES else "none"
+                results[system].setdefault(kind, Scores()).pairs.append(
+                    (truth, predict(item, system, model), str(item.path)))
     return results
 
 

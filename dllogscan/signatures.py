@@ -18,7 +18,7 @@ KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
     "linked_weight", "absorbs", "absorb_within", "requires", "excludes", "capture_after",
-    "flags", "notes",
+    "flags", "notes", "alone",
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
@@ -65,7 +65,14 @@ class Signature:
     requires: tuple[Condition, ...] = ()
     excludes: tuple[Condition, ...] = ()
     capture_after: int = 0
+    alone: Any = True  # True, False, or {fact: compiled regex} a hit must meet to stand alone
     origin: str = ""
+
+    def may_stand_alone(self, facts: dict[str, str]) -> bool:
+        """Whether a hit with ``facts`` counts when no failure of its class is in the source."""
+        if isinstance(self.alone, bool):
+            return self.alone
+        return all(facts.get(k) is not None and rx.search(facts[k]) for k, rx in self.alone.items())
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,14 @@ def parse_signature(raw: dict[str, Any], origin: str) -> Signature:
         compiled = compile_pattern(raw["pattern"], raw.get("flags", ""))
     except regex.error as exc:
         raise _fail(origin, sig_id, f"pattern does not compile: {exc}") from None
+    alone = raw.get("alone", True)
+    if isinstance(alone, dict):
+        try:
+            alone = {k: regex.compile(v) for k, v in alone.items()}
+        except (regex.error, TypeError) as exc:
+            raise _fail(origin, sig_id, f"alone: bad fact pattern: {exc}") from None
+    elif not isinstance(alone, bool):
+        raise _fail(origin, sig_id, "alone must be true, false or a table of fact patterns")
     weight = float(raw.get("weight", 0.9))
     if not 0.0 <= weight <= 1.0:
         raise _fail(origin, sig_id, f"weight {weight} outside [0, 1]")
@@ -184,7 +199,7 @@ def parse_signature(raw: dict[str, Any], origin: str) -> Signature:
         absorbs=tuple(raw.get("absorbs", ())), absorb_within=int(raw.get("absorb_within", 120)),
         requires=_conditions(raw.get("requires"), origin, sig_id, "requires"),
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
-        capture_after=int(raw.get("capture_after", 0)), origin=origin,
+        capture_after=int(raw.get("capture_after", 0)), alone=alone, origin=origin,
     )
 
 

@@ -72,8 +72,20 @@ def test_weak_signature_is_confirmed_or_vetoed_by_the_classifier():
 
 
 def test_classifier_alone_cites_lines_or_abstains():
-    lines = [(1, "hello"), (2, "my /dev/shm is tiny"), (3, "bye")]
+    lines = [(1, "hello"), (2, "the DataLoader dies: my /dev/shm is tiny"), (3, "bye")]
     [d] = combine([], {"A": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
     assert d.cls == "A" and d.method == "classifier" and [e.line for e in d.evidence] == [2]
     assert combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5) == []
     assert combine([], {"A": 0.1, "none": 0.9}, lines, FakeModel(), 0.5) == []
+
+
+def test_weak_signature_never_lowers_an_agreeing_classifier():
+    [d] = combine([diag("E", 0.25)], {"E": 0.68, "none": 0.2, "A": 0.12}, [], FakeModel(), 0.5)
+    assert d.cls == "E" and d.confidence == pytest.approx(0.68 * 0.9)
+
+
+def test_classifier_alone_abstains_on_text_unrelated_to_training():
+    lines = [(1, "kernel: Out of memory: Killed process 2214 (java) total-vm:21980112kB"), (2, "my /dev/shm")]
+    assert combine([], {"B.oom": 0.97, "none": 0.03}, lines, FakeModel(), 0.5) == []
+    lines.append((3, "the DataLoader workers of our training job"))
+    assert [d.cls for d in combine([], {"B.oom": 0.97, "none": 0.03}, lines, FakeModel(), 0.5)] == ["B"]

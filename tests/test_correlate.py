@@ -96,3 +96,19 @@ def test_several_failures_are_ranked(mini_scanner):
            + "RuntimeError: DataLoader worker (pid 5) is killed by signal: Bus error.\n")
     ds = diagnose(mini_scanner, log)
     assert [d.cls for d in ds] == ["A"]  # the suspected B yields to the decisive A
+
+
+def test_oom_killer_alone_counts_only_for_a_python_process():
+    from dllogscan import pipeline as pl
+    from dllogscan.scanner import Scanner
+    from dllogscan.signatures import load_database
+
+    scanner = Scanner(load_database(), engine="python")
+    python = "[ 99.1] Out of memory: Killed process 4242 (python3) total-vm:1kB, anon-rss:2kB\n"
+    java = "[ 99.1] Out of memory: Killed process 4242 (java) total-vm:1kB, anon-rss:2kB\n"
+    run = lambda text: list(pl.run(sources.from_text(text), scanner, classifier="off").diagnoses)
+    assert [d.subclass for d in run(progress_lines(10) + python)] == ["oom"]
+    assert run(progress_lines(10) + java) == []
+    # with a DataLoader failure in the source, any kernel kill still refines it
+    [d] = run(progress_lines(10) + EXITED + java)
+    assert (d.cls, d.subclass) == ("B", "oom")

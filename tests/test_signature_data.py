@@ -25,7 +25,7 @@ REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
 OPTIONAL = {"subclass", "priority", "kinds", "since", "until", "source", "notes",
             "refines", "link", "linked_weight", "absorbs", "absorb_within",
-            "requires", "excludes", "capture_after", "flags"}
+            "requires", "excludes", "capture_after", "flags", "alone"}
 ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
@@ -130,7 +130,7 @@ def test_failure_counter_examples_match_no_failure_of_same_class():
                                 f"is {entry['class']}.{entry.get('subclass')} per {_where(other)}")
 
 
-BUILTIN_CONDITIONS = {"@progress"}  # evaluated by dllogscan.correlate, not by another entry
+BUILTIN_CONDITIONS = {"@progress", "@relevant"}  # evaluated by dllogscan.correlate, not by another entry
 
 
 def _resolve(ids: list[str]) -> list[str]:

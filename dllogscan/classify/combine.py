@@ -5,13 +5,16 @@
   and "none" (square-rooted: the two are not independent), so a lone ``exited unexpectedly`` in
   a report the classifier calls healthy drops below the threshold, and one it backs rises;
 - with no signature diagnosis, the classifier's top label makes a diagnosis of its own when it is
-  sure enough, citing the lines that speak most for it; otherwise: nothing found.
+  sure enough and the text is about PyTorch training at all (RELEVANT), citing the lines that
+  speak most for it; otherwise: nothing found. (A kernel log of a java service killed by the OOM
+  killer reads like class B to a bag of words, but it is no DataLoader report.)
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Sequence
 
+from ..correlate import RELEVANT
 from ..models import Diagnosis, Evidence
 from .labels import TITLE, split_label
 
@@ -34,16 +37,20 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
             model, min_confidence: float) -> list[Diagnosis]:
     """Merge signature diagnoses with the classifier's probabilities for the same source."""
     out = []
+    top = max(pred, key=pred.get)
     for d in diagnoses:
         p = class_probability(pred, d.cls)
         conf = update(d.confidence, p, pred.get("none", 0.0))
+        if top.split(".", 1)[0] == d.cls:  # never below what the classifier alone would say
+            conf = max(conf, pred[top] * CLASSIFIER_DISCOUNT)
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                        notes=d.notes + (note,)))
     if not diagnoses:
         label = max(pred, key=pred.get)
         conf = pred[label] * CLASSIFIER_DISCOUNT
-        if label != "none" and conf >= min_confidence:
+        relevant = any(RELEVANT.search(text) for _, text in lines)
+        if label != "none" and conf >= min_confidence and relevant:
             cls, sub = split_label(label)
             out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label], confidence=conf,
                                  evidence=cite(lines, label, model), method="classifier",

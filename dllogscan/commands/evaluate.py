@@ -10,16 +10,18 @@ import typer
 
 def register(app: typer.Typer) -> None:
     @app.command("eval", epilog="[bold]Example[/bold]\n\n  dllogscan eval            # corpus/ of this checkout\n"
-                                "  dllogscan eval --misses  # list every held-out item it got wrong")
+                                "  dllogscan eval --misses  # list every held-out item it got wrong\n"
+                                "  dllogscan eval --cross   # 3-fold cross-validation by scenario")
     def eval_command(
         corpus: Optional[Path] = typer.Option(None, help="Corpus folder (default: corpus/ of the checkout)."),
         show_misses: bool = typer.Option(False, "--misses", help="List the held-out items it got wrong."),
+        cross: bool = typer.Option(False, "--cross", help="Cross-validate: 3 folds by scenario, every item tested once."),
     ) -> None:
         """Per-class precision, recall and F1 on the held-out split (split by scenario):
         signatures alone, classifier alone, combined. Exit 1 when a quality gate fails."""
         from ..evaluation import THRESHOLDS, evaluate, format_tables, gates, misses
 
-        results = evaluate(corpus)
+        results = evaluate(corpus, folds=(0, 1, 2) if cross else (0,))
         sys.stdout.write(format_tables(results) + "\n")
         failed = False
         for name, (value, ok) in gates(results).items():
