@@ -193,7 +193,10 @@ def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str
             facts.setdefault("exception", name.rsplit(".", 1)[-1].strip())
             if message.strip():
                 facts.setdefault("message", message.strip()[:200])
-    failures = len({h.line for h, s, _ in cand.hits if s.role == "failure"})
+    # one failure prints several texts (the worker's ERROR line, then the main process's
+    # RuntimeError); the count is how often the deciding text repeats (ranks, workers, epochs)
+    top_id = cand.top()[1].id
+    failures = len({h.line for h, s, _ in cand.hits if s.id == top_id})
     if pids:
         facts["pids"] = ", ".join(pids[:16])
     return tuple(evidence[:MAX_EVIDENCE]), max(failures, 1), facts

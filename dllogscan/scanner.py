@@ -136,17 +136,20 @@ class Scanner:
 
     def _match_wrapped(self, sig: Signature, data: bytes, start: int, end: int, lineno: int,
                        texts: list[str]):
-        """A message wrapped across two lines: try this line joined with its neighbours."""
+        """A message wrapped across two lines: this line joined with a neighbour, where the match
+        spans the join (a match inside the neighbour alone is the neighbour's own hit)."""
         prev = self._lines_before(data, start, 1, lineno)
         if prev and prev[0][0] == lineno - 1:
             text = prev[0][1] + " " + texts[0]
             match = sig.compiled.search(text)
-            if match:
+            if match and match.start() <= len(prev[0][1]) < match.end():
                 return match, text
         nxt = self._lines_after(data, end, 1, lineno)
         if nxt and nxt[0][0] == lineno + 1:
             text = texts[-1] + " " + nxt[0][1]
-            return sig.compiled.search(text), text
+            match = sig.compiled.search(text)
+            if match and match.start() <= len(texts[-1]) < match.end():
+                return match, text
         return None, ""
 
     def scan(self, stream: BinaryIO) -> ScanOutput:
