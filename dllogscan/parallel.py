@@ -65,14 +65,14 @@ def try_parallel(scanner: "sc.Scanner", stream: BinaryIO, min_bytes: int | None 
     """The split scan of ``stream``, or None when it does not apply (the caller scans it)."""
     n = n_jobs or jobs()
     found = plain_file(stream)
-    if n < 2 or found is None or threading.active_count() > 1 or sc.CHUNK <= sc.MAX_LINE + sc.LOOKAHEAD:
-        return None
-    import multiprocessing  # noqa: PLC0415
-
-    if multiprocessing.current_process().daemon:
+    if n < 2 or found is None or not _single_threaded() or sc.CHUNK <= sc.MAX_LINE + sc.LOOKAHEAD:
         return None
     fd, size = found
     if size < (MIN_BYTES if min_bytes is None else min_bytes):
+        return None
+    import multiprocessing  # noqa: PLC0415 - only for a file worth splitting
+
+    if multiprocessing.current_process().daemon:
         return None
     full_rounds = size // sc.CHUNK
     n = min(n, full_rounds)
@@ -83,6 +83,11 @@ def try_parallel(scanner: "sc.Scanner", stream: BinaryIO, min_bytes: int | None 
         return _run(scanner, fd, size, bounds)
     except Exception:  # noqa: BLE001 - any failure: the caller's single-process scan
         return None
+
+
+def _single_threaded() -> bool:
+    """Forking a process with other threads running can copy a lock some thread holds."""
+    return threading.active_count() == 1
 
 
 def _reader(fd: int, offset: int):

@@ -30,6 +30,8 @@ def small_rounds(monkeypatch):
     monkeypatch.setattr(scan_mod, "WINDOW", 512)
     monkeypatch.setattr(scan_mod, "KEEP_PREFIX", 100 << 10)
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    # threads other tests leave idle (a served app, a guard) would turn splitting off
+    monkeypatch.setattr(parallel, "_single_threaded", lambda: True)
 
 
 def _log(seed: int) -> bytes:
@@ -104,6 +106,8 @@ def test_cap_per_signature_holds_over_workers(tmp_path, monkeypatch):
 
 def test_only_plain_regular_files_are_split(tmp_path, monkeypatch):
     data = _log(5)
+    threads = [False]
+    monkeypatch.setattr(parallel, "_single_threaded", lambda: not threads[0])
     gz = tmp_path / "big.log.gz"
     gz.write_bytes(gzip.compress(data))
     scanner = Scanner(pipeline.get_scanner(engine="python").db, engine="python")
@@ -119,5 +123,8 @@ def test_only_plain_regular_files_are_split(tmp_path, monkeypatch):
     with sources.from_path(plain).open() as stream:
         peeked = sources.PeekedStream(b"", stream)
         assert parallel.try_parallel(scanner, peeked, n_jobs=2) is not None
+        threads[0] = True  # other threads running: no fork
+        assert parallel.try_parallel(scanner, peeked, n_jobs=2) is None
+        threads[0] = False
         stream.read(10)  # something read past the head: no longer a fresh file
         assert parallel.try_parallel(scanner, peeked, n_jobs=2) is None
