@@ -8,18 +8,11 @@ from dllogscan import signatures
 from dllogscan.errors import SignatureError
 from dllogscan.signatures import load_database
 
-GOOD = '''
-[[signature]]
-id = "X.one"
-class = "A"
-subclass = "bus-error"
-title = "t"
-role = "failure"
-keywords = ["Bus error"]
-pattern = '(?i)bus error (?P<where>\\w+)'
-examples = ["Bus error here"]
-counter_examples = ["bus stop"]
-'''
+import test_signatures_loader as loader_tests
+
+# the loader tests' good entry, with a pattern that captures a group
+GOOD = loader_tests.GOOD.replace("pattern = 'Bus error'", "pattern = '(?i)bus error (?P<where>\\w+)'")
+assert "(?P<where>" in GOOD
 
 
 @pytest.fixture
