@@ -32,9 +32,10 @@ class Prefilter(Protocol):
 
 
 class FindPrefilter:
-    """Pure Python: one ``bytes.find`` loop per anchor."""
+    """Pure Python reference: one ``bytes.find`` loop per anchor (the planned ``ProbePrefilter``
+    in ``probe.py`` gives the same positions, faster)."""
 
-    name = "python"
+    name = "python-find"
 
     def __init__(self, keywords: Iterable[str]) -> None:
         self.anchors = anchors(keywords)
@@ -124,7 +125,7 @@ def _compiled(hyperscan, literals: list[bytes]):
 
 
 def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
-    """``auto`` takes Hyperscan when importable, else pure Python."""
+    """``auto`` takes Hyperscan when importable, else pure Python (planned probes)."""
     kws = list(keywords)
     if engine in ("auto", "hyperscan") and kws:
         try:
@@ -132,4 +133,6 @@ def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
         except ImportError:
             if engine == "hyperscan":
                 raise
-    return FindPrefilter(kws)
+    from .probe import ProbePrefilter  # noqa: PLC0415 - probe imports this module
+
+    return ProbePrefilter(kws)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from . import normalize
 from .models import Hit
@@ -153,27 +153,42 @@ class Scanner:
         return None, ""
 
     def scan(self, stream: BinaryIO) -> ScanOutput:
-        """Scan a binary stream to its end (or its reader's limit)."""
-        out = ScanOutput()
-        carry = b""          # bytes kept from the previous round: lookbehind + unprocessed lookahead
-        search_from = 0      # offset in data where unprocessed bytes start
-        base_line = 1        # line number of data[0]
-        done_lines: set[int] = set()  # absolute offsets of line starts already matched
-        data_offset = 0      # absolute offset of data[0]
-        head: list[tuple[int, str]] = []
+        """Scan a binary stream to its end (or its reader's limit); a large plain file is split
+        over processes (``parallel.py``) with the same result."""
+        from .parallel import try_parallel  # noqa: PLC0415 - parallel imports this module
+
+        out = try_parallel(self, stream)
+        return out if out is not None else self.scan_rounds(stream.read, ScanOutput(), RoundState())
+
+    def scan_rounds(self, read: Callable[[int], bytes], out: ScanOutput, st: "RoundState",
+                    rounds: int | None = None, dry: int = 0) -> ScanOutput:
+        """The streaming loop: one round per ``CHUNK`` read, ``st`` carried between rounds.
+
+        ``rounds`` stops before the read of round ``rounds`` (``st`` then describes the next
+        round); the first ``dry`` rounds only note which lines they would match (for a worker
+        that starts mid-file, see ``parallel.py``)."""
+        head = out.head
+        done = 0
         while True:
+            if rounds is not None and done == rounds:
+                out.head = head
+                return out
             try:
-                chunk = stream.read(CHUNK)
+                chunk = read(CHUNK)
             except SourceError as exc:
                 out.read_error, chunk = str(exc), b""
             except STREAM_ERRORS as exc:
                 out.read_error, chunk = describe_read_error(exc), b""
+            is_dry = done < dry
+            done += 1
             final = not chunk
-            out.bytes_read += len(chunk)
-            if len(out.prefix) < KEEP_PREFIX and chunk:
-                out.prefix += chunk[: KEEP_PREFIX - len(out.prefix)]
+            carry, search_from, base_line, data_offset = st.carry, st.search_from, st.base_line, st.data_offset
+            if not is_dry:
+                out.bytes_read += len(chunk)
+                if st.keep_prefix and len(out.prefix) < KEEP_PREFIX and chunk:
+                    out.prefix += chunk[: KEEP_PREFIX - len(out.prefix)]
             data = carry + chunk if carry else chunk
-            if not head and data and (final or len(data) > LOOKAHEAD):
+            if not is_dry and not head and data and (final or len(data) > LOOKAHEAD):
                 head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))
             proc_end = len(data) if final else max(search_from, len(data) - LOOKAHEAD)
             positions = self.prefilter.positions(data, search_from, proc_end)
@@ -187,30 +202,18 @@ class Scanner:
                 start, end = self._line_bounds(data, pos)
                 last_end = max(end, pos + 1)
                 absolute = data_offset + start
-                if absolute in done_lines:
+                if absolute in st.done_lines:
                     continue
                 fresh.add(absolute)
                 line_at += data.count(b"\n", counted_to, start)
                 counted_to = start
-                self._match_line(data, start, end, line_at, out)
-            done_lines = fresh
+                if not is_dry:
+                    self._match_line(data, start, end, line_at, out)
+            st.done_lines = fresh
             if final:
                 line_at += data.count(b"\n", counted_to)  # line number of the last (partial) line
                 out.lines = line_at - (1 if data.endswith(b"\n") else 0) if data else base_line - 1
-                tail_from = max(0, len(data) - LOOKBEHIND)
-                tail_data = data[tail_from:]
-                first_line = line_at - tail_data.count(b"\n")
-                lines = tail_data.split(b"\n")
-                if tail_from:
-                    lines, first_line = lines[1:], first_line + 1
-                tail: list[tuple[int, str]] = []
-                for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
-                    text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
-                    if text:
-                        tail.append((first_line + i, text))
-                        if len(tail) == TAIL_LINES:
-                            break
-                out.tail = tail[::-1]
+                out.tail = self._tail(data, line_at)
                 out.head = head
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)
@@ -218,12 +221,43 @@ class Scanner:
             if nl != -1:
                 keep_from = nl + 1
             if keep_from >= counted_to:
-                base_line = line_at + data.count(b"\n", counted_to, keep_from)
+                st.base_line = line_at + data.count(b"\n", counted_to, keep_from)
             else:
-                base_line = line_at - data.count(b"\n", keep_from, counted_to)
-            data_offset += keep_from
-            carry = data[keep_from:]
-            search_from = proc_end - keep_from
+                st.base_line = line_at - data.count(b"\n", keep_from, counted_to)
+            st.data_offset = data_offset + keep_from
+            st.carry = data[keep_from:]
+            st.search_from = proc_end - keep_from
+
+    @staticmethod
+    def _tail(data: bytes, line_at: int) -> list[tuple[int, str]]:
+        """The last ``TAIL_LINES`` non-empty lines of the final round's data (``line_at``: the
+        number of its last line)."""
+        tail_from = max(0, len(data) - LOOKBEHIND)
+        tail_data = data[tail_from:]
+        first_line = line_at - tail_data.count(b"\n")
+        lines = tail_data.split(b"\n")
+        if tail_from:
+            lines, first_line = lines[1:], first_line + 1
+        tail: list[tuple[int, str]] = []
+        for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
+            text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
+            if text:
+                tail.append((first_line + i, text))
+                if len(tail) == TAIL_LINES:
+                    break
+        return tail[::-1]
+
+
+@dataclass
+class RoundState:
+    """What one round of ``Scanner.scan_rounds`` hands the next."""
+
+    carry: bytes = b""        # bytes kept from the previous round: lookbehind + unprocessed lookahead
+    search_from: int = 0      # offset in data where unprocessed bytes start
+    base_line: int = 1        # line number of data[0]
+    data_offset: int = 0      # absolute offset of data[0]
+    done_lines: set[int] = field(default_factory=set)  # absolute line starts matched last round
+    keep_prefix: bool = True  # collect ScanOutput.prefix
 
 
 def _excerpt(text: str, match) -> str:

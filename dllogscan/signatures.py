@@ -1,19 +1,23 @@
-"""Load, validate and compile the signature database (``signatures/*.toml``)."""
+"""Load, validate and compile the signature database (``signatures/*.toml``).
+
+Patterns compile on first use (``Signature.compiled``); a set of files validated once (every
+pattern compiled, every example run) is remembered by content hash (``sigcache.py``).
+"""
 from __future__ import annotations
 
-import tomllib
+import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
-import regex
-
+from . import sigcache
 from .errors import SignatureError
 
 ROLES = ("failure", "cause", "context", "fact")
 CLASSES = ("A", "B", "C", "D", "E", "none")
 B_SUBCLASS_PREFIXES = ("oom", "getitem", "crash")
-SUBCLASS_RE = regex.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+SUBCLASS_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
@@ -48,7 +52,7 @@ class Signature:
     role: str
     keywords: tuple[str, ...]
     pattern: str
-    compiled: Any = field(repr=False, compare=False)
+    flags: str = ""
     weight: float = 0.9
     priority: int = 50
     kinds: tuple[str, ...] = ()
@@ -73,6 +77,11 @@ class Signature:
         if isinstance(self.alone, bool):
             return self.alone
         return all(facts.get(k) is not None and rx.search(facts[k]) for k, rx in self.alone.items())
+
+    @cached_property
+    def compiled(self) -> Any:
+        """The compiled pattern, on first use (the loader compiled it once to validate it)."""
+        return compile_pattern(self.pattern, self.flags)
 
 
 @dataclass(frozen=True)
@@ -145,12 +154,15 @@ def _conditions(raw: Any, origin: str, sig_id: str, name: str) -> tuple[Conditio
 
 def compile_pattern(pattern: str, flags: str = "") -> Any:
     """Compile a signature pattern with the ``regex`` module (V1 semantics off: plain Python syntax)."""
+    import regex  # noqa: PLC0415 - ~25 ms; a run that matches nothing never needs it
+
     f = regex.IGNORECASE if "i" in flags else 0
     return regex.compile(pattern, f)
 
 
-def parse_signature(raw: dict[str, Any], origin: str) -> Signature:
-    """Validate one raw TOML table and build a compiled Signature."""
+def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True) -> Signature:
+    """Validate one raw TOML table and build a Signature; ``compile_now`` also compiles its
+    pattern (a bad one is refused here), else it compiles on first use."""
     sig_id = str(raw.get("id", "<no id>"))
     unknown = set(raw) - KNOWN_KEYS
     if unknown:
@@ -173,24 +185,30 @@ def parse_signature(raw: dict[str, Any], origin: str) -> Signature:
     keywords = tuple(raw["keywords"])
     if any(not isinstance(k, str) or not k or "\n" in k for k in keywords):
         raise _fail(origin, sig_id, "keywords must be non-empty one-line strings")
-    try:
-        compiled = compile_pattern(raw["pattern"], raw.get("flags", ""))
-    except regex.error as exc:
-        raise _fail(origin, sig_id, f"pattern does not compile: {exc}") from None
+    compiled = None
+    if compile_now:
+        import regex  # noqa: PLC0415
+
+        try:
+            compiled = compile_pattern(raw["pattern"], raw.get("flags", ""))
+        except regex.error as exc:
+            raise _fail(origin, sig_id, f"pattern does not compile: {exc}") from None
     alone = raw.get("alone", True)
     if isinstance(alone, dict):
+        import re  # noqa: PLC0415 - plain patterns over fact values; keeps `regex` off start-up
+
         try:
-            alone = {k: regex.compile(v) for k, v in alone.items()}
-        except (regex.error, TypeError) as exc:
+            alone = {k: re.compile(v) for k, v in alone.items()}
+        except (re.error, TypeError) as exc:
             raise _fail(origin, sig_id, f"alone: bad fact pattern: {exc}") from None
     elif not isinstance(alone, bool):
         raise _fail(origin, sig_id, "alone must be true, false or a table of fact patterns")
     weight = float(raw.get("weight", 0.9))
     if not 0.0 <= weight <= 1.0:
         raise _fail(origin, sig_id, f"weight {weight} outside [0, 1]")
-    return Signature(
+    sig = Signature(
         id=sig_id, cls=cls, subclass=sub, title=raw["title"], role=role, keywords=keywords,
-        pattern=raw["pattern"], compiled=compiled, weight=weight,
+        pattern=raw["pattern"], flags=raw.get("flags", ""), weight=weight,
         priority=int(raw.get("priority", 50)), kinds=kinds, since=str(raw.get("since", "")),
         until=str(raw.get("until", "")), source=raw.get("source", ""),
         examples=tuple(raw.get("examples", ())), counter_examples=tuple(raw.get("counter_examples", ())),
@@ -201,6 +219,9 @@ def parse_signature(raw: dict[str, Any], origin: str) -> Signature:
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
         capture_after=int(raw.get("capture_after", 0)), alone=alone, origin=origin,
     )
+    if compiled is not None:
+        sig.__dict__["compiled"] = compiled  # what cached_property would store
+    return sig
 
 
 def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
@@ -216,13 +237,19 @@ def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
                     commands=tuple(raw.get("commands", ())), code=raw.get("code"))
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_bytes(path: Path) -> bytes:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return path.read_bytes()
     except OSError as exc:
         raise SignatureError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+
+
+def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    import tomllib  # noqa: PLC0415 - a start with a validated cache entry never parses TOML
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SignatureError(f"{path}: invalid TOML: {exc}") from None
 
 
@@ -249,20 +276,26 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
         if not p.exists():
             raise SignatureError(f"{p}: signature file not found")
         paths += sorted(p.glob("*.toml")) if p.is_dir() else [p]
+    contents = [_read_bytes(path) for path in paths]
+    cache_key = sigcache.key([(str(path), data) for path, data in zip(paths, contents)])
+    parsed = sigcache.load(cache_key)
+    validated = parsed is not None and len(parsed) == len(paths)
+    if not validated:
+        parsed = [_parse_toml(path, data) for path, data in zip(paths, contents)]
     sigs: list[Signature] = []
     fixes: list[FixEntry] = []
     seen: dict[str, str] = {}
-    for path in paths:
-        data = _read_toml(path)
+    for path, data in zip(paths, parsed):
         unknown = set(data) - {"signature", "fix"}
         if unknown:
             raise SignatureError(f"{path}: unknown top-level tables {sorted(unknown)}")
         for raw in data.get("signature", []):
-            sig = parse_signature(raw, str(path.name))
+            sig = parse_signature(raw, str(path.name), compile_now=not validated)
             if sig.id in seen:
                 raise _fail(path.name, sig.id, f"duplicate id (also in {seen[sig.id]})")
             seen[sig.id] = path.name
-            check_examples(sig)
+            if not validated:
+                check_examples(sig)
             sigs.append(sig)
         fixes += [parse_fix(raw, path.name) for raw in data.get("fix", [])]
     for sig in sigs:
@@ -270,4 +303,6 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
             for ref in cond.ids:
                 if not ref.endswith("*") and not ref.startswith("@") and ref not in seen:
                     raise _fail(sig.origin, sig.id, f"condition names unknown signature {ref!r}")
+    if not validated:
+        sigcache.store(cache_key, parsed)
     return Database(signatures=sigs, fixes=fixes)
