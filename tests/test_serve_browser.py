@@ -78,6 +78,7 @@ def test_paste_diagnose_shows_class_fixes_and_copy_buttons(page):
     assert "Raise /dev/shm" in card.inner_text()
     assert page.locator(".command code", has_text="df -h /dev/shm").count() >= 1
     assert page.locator(".command button.copy").count() >= 2
+    assert page.locator(".command pre.code", has_text="prefetch_factor=1").count() >= 1  # code fixes too
     evidence = page.locator(".context .evidence")
     assert evidence.count() == 1 and "Bus error" in evidence.inner_text() and "6" in evidence.inner_text()
     assert "**Verdict:** class A" in page.input_value("#reply")

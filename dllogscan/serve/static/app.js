@@ -59,6 +59,7 @@ function render(doc) {
     for (const f of d.fixes) {
       const fix = el("div", {class: "fix"}, el("strong", {}, `${f.rank}. ${f.title}`), ` — ${f.why || ""}`);
       for (const c of f.commands) fix.append(el("div", {class: "command"}, el("code", {}, c), copyButton(c)));
+      if (f.code) fix.append(el("div", {class: "command"}, el("pre", {class: "code"}, f.code), copyButton(f.code)));
       card.append(fix);
     }
     box.append(card);
