@@ -1,15 +1,42 @@
-"""``dllogscan explain``: every hit, which conditions held, the facts, and the verdict."""
+"""``dllogscan explain``: every hit, which conditions held, the facts, the classifier's view,
+and the verdict."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from . import api, pipeline
-from .correlate import filter_hits
+from . import api, pipeline, sources
+from .correlate import RELEVANT, filter_hits
+
+
+def classifier_view(source: sources.Source, scanner) -> list[str]:
+    """What the text classifier makes of the source, whether or not the verdict consulted it."""
+    from .classify import model as text_model
+    from .classify.digest import digest_lines
+
+    model = text_model.shipped()
+    if model is None:
+        return ["classifier: no model shipped (run `dllogscan train`)"]
+    out, _ = pipeline.scan_source(source, scanner)
+    lines = digest_lines(out) if out is not None else []
+    if not lines:
+        return ["classifier: no text to read"]
+    pred = model.predict(["\n".join(t for _, t in lines)])[0]
+    ranked = sorted(pred.items(), key=lambda kv: -kv[1])
+    relevant = any(RELEVANT.search(t) for _, t in lines)
+    return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}): "
+            + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])]
 
 
 def explain(path: str, signatures: list[str]) -> str:
-    result = api.scan(path if path == "-" else Path(path), signatures=signatures)
-    db = pipeline.get_scanner(signatures).db
+    if path == "-":  # read once: the scan and the classifier's view both need it
+        data = sys.stdin.buffer.read(sources.DEFAULT_STDIN_LIMIT)
+        source = sources.from_bytes(data, "-")
+    else:
+        source = api.as_source(Path(path), None, None)
+    scanner = pipeline.get_scanner(signatures)
+    result = pipeline.run(source, scanner)
+    db = scanner.db
     kept = {id(h) for h in filter_hits(list(result.hits), db)}
     lines = [f"source: {result.source}  lines: {result.lines}  bytes: {result.bytes_read}"]
     if result.error:
@@ -25,6 +52,7 @@ def explain(path: str, signatures: list[str]) -> str:
             lines.append("                facts: " + ", ".join(f"{k}={v}" for k, v in hit.facts.items()))
     if result.facts:
         lines.append("source facts: " + ", ".join(f"{k}={v}" for k, v in result.facts.items()))
+    lines += classifier_view(source, scanner)
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:
         lines.append(f"  {d.cls}/{d.subclass}  {d.confidence:.2f}  via {d.method}: {', '.join(d.signatures)}")

@@ -1,0 +1,31 @@
+"""``dllogscan explain``: every hit with its state, the classifier's view, the verdict."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import progress_lines
+
+TB = ("^CTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+      "  File \"/x/torch/utils/data/dataloader.py\", line 1120, in _try_get_data\n"
+      "    data = self._data_queue.get(timeout=timeout)\nKeyboardInterrupt\n")
+
+
+def explain(text: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "explain", "-"], input=text.encode(),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
+def test_explain_shows_hits_classifier_and_verdict():
+    out = explain(progress_lines(30) + TB)
+    assert "E.hang.keyboard-interrupt" in out and "kept" in out
+    assert "classifier (" in out and "about PyTorch training: yes" in out
+    assert "verdict: 1 diagnosis(es)" in out and "E/hang" in out
+
+
+def test_explain_shows_dropped_hits():
+    out = explain("setup\n" * 5 + "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n")
+    assert "E.hang.slurm-time-limit" in out and "dropped (requires/excludes)" in out
+    assert "verdict: 0 diagnosis(es)" in out
