@@ -136,6 +136,11 @@ def _build_candidates(hits: list[Hit], db: Database) -> dict[str, Candidate]:
     return cands
 
 
+def _citable(hits: list[tuple[Hit, Signature, float]]) -> list[tuple[Hit, Signature, float]]:
+    """Hits worth citing for another class: not the weightless support frames of a context."""
+    return [t for t in hits if not (t[1].role == "context" and t[1].weight == 0)]
+
+
 def _absorb(cands: dict[str, Candidate]) -> None:
     for cand in list(cands.values()):
         for hit, sig, _ in list(cand.hits):
@@ -144,7 +149,7 @@ def _absorb(cands: dict[str, Candidate]) -> None:
                 if victim is None or victim is cand or sig.role != "failure":
                     continue
                 if any(abs(h.line - hit.line) <= sig.absorb_within for h, _, _ in victim.hits):
-                    cand.absorbed += victim.hits + victim.absorbed
+                    cand.absorbed += _citable(victim.hits + victim.absorbed)
                     del cands[victim_cls]
     decisive = {c for c, cand in cands.items() if cand.has_failure}
     for cls, cand in list(cands.items()):
@@ -152,7 +157,7 @@ def _absorb(cands: dict[str, Candidate]) -> None:
         others = decisive - {cls}
         if (sub.endswith("-suspected") or not cand.has_failure) and others:
             winner = cands[min(others, key=lambda c: -cands[c].confidence())]
-            winner.absorbed += cand.hits + cand.absorbed
+            winner.absorbed += _citable(cand.hits + cand.absorbed)
             del cands[cls]
 
 

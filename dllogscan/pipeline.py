@@ -69,7 +69,8 @@ def run(source: Source, scanner: Scanner | None = None,
     """Diagnose one source. Read errors become ``ScanResult.error``, never an exception.
 
     ``classifier``: ``auto`` consults the text classifier when no signature decides and the input
-    is report-sized or had weak hits; ``on`` always when none decides; ``off`` never. ``model``
+    is report-sized or had weak hits; ``weak`` only when there are weak hits (a batch of healthy
+    job logs is not read by the classifier); ``on`` always when none decides; ``off`` never. ``model``
     replaces the shipped classifier (the evaluation passes one trained on its train split)."""
     scanner = scanner or get_scanner()
     out, error = scan_source(source, scanner)
@@ -92,6 +93,8 @@ def _wants_classifier(diagnoses, out, mode: str) -> bool:
 
     if not needs_classifier(diagnoses):
         return False
+    if mode == "weak":  # batch: only to confirm or veto a weak signature verdict
+        return bool(diagnoses)
     return mode == "on" or bool(diagnoses) or out.bytes_read <= CLASSIFY_SMALL_INPUT
 
 

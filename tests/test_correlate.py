@@ -112,3 +112,11 @@ def test_oom_killer_alone_counts_only_for_a_python_process():
     # with a DataLoader failure in the source, any kernel kill still refines it
     [d] = run(progress_lines(10) + EXITED + java)
     assert (d.cls, d.subclass) == ("B", "oom")
+
+
+def test_support_frames_are_not_cited_for_another_class(mini_scanner):
+    tb = ("Traceback (most recent call last):\n"
+          "  File \"/x/torch/utils/data/dataloader.py\", line 1120, in _try_get_data\n"
+          "RuntimeError: DataLoader worker (pid 99) is killed by signal: Killed.\n")
+    [d] = diagnose(mini_scanner, progress_lines(10) + tb)
+    assert d.cls == "B" and [e.signature for e in d.evidence] == ["B.oom.killed-by-signal"]

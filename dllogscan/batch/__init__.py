@@ -18,7 +18,7 @@ __all__ = ["scan_many", "run_batch", "Config", "Limits", "Record", "Stats"]
 def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, signatures: Iterable[str] = (),
               default_signatures: bool = True, engine: str = "local", jobs: int | None = None,
               scheduler: str | None = None, min_confidence: float = 0.5, limits: Limits | None = None,
-              progress: bool = False, prefilter: str = "auto", classifier: str = "auto"):
+              progress: bool = False, prefilter: str = "auto", classifier: str = "weak"):
     """Diagnose every source under ``paths`` (files, directories, globs, archives); return a
     DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``)."""
     import pandas as pd

@@ -26,7 +26,7 @@ class Config:
     engine: str = "auto"
     min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
     limits: Limits = field(default_factory=Limits)
-    classifier: str = "auto"
+    classifier: str = "weak"
 
 
 @dataclass(frozen=True)
