@@ -44,6 +44,22 @@ def test_assess_names_each_class():
     assert assess(machine, {"num_workers": 0, "batch_bytes": 100 << 20}, scanner()) == []
 
 
+def test_predicted_shm_risk_gets_the_general_fixes_sized_to_the_demand():
+    pytest.importorskip("torch")
+    from dllogscan.live.doctor import assess
+    from tests.live_helpers import scanner
+
+    machine = {"shm": {"size": 64 << 20, "free": 64 << 20}, "nofile": {}, "memory": {}, "torch": {}}
+    db = scanner()
+    risk = assess(machine, {"num_workers": 8, "batch_bytes": 24 << 20}, db)[0]
+    # nothing has died yet: the class's fixes, not A.bus-error's post-mortem ones
+    assert [f["title"] for f in risk.fixes] == [f.title for f in db.db.fixes_for("A", None)]
+    commands = [c for f in risk.fixes for c in f["commands"]]
+    assert not any("{" in c or "<" in c for c in commands)
+    if any("--shm-size" in c for c in commands):  # 384 MiB x 1.5 headroom -> 1g, not the 8g default
+        assert any("--shm-size=1g" in c for c in commands), commands
+
+
 def _doctor(*args: str, prefix: list[str] = ()) -> subprocess.CompletedProcess:
     return subprocess.run([*prefix, sys.executable, "-m", "dllogscan", "doctor", *args, *SIGS],
                           capture_output=True, text=True, timeout=120)

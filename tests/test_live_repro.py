@@ -11,7 +11,8 @@ pytest.importorskip("torch")
 pytest.importorskip("psutil")
 
 from dllogscan.live.conclude import conclude, render  # noqa: E402
-from dllogscan.live.repro import Settings, ladder  # noqa: E402
+from dllogscan.live.repro import Rung, Settings, ladder  # noqa: E402
+from dllogscan.models import Diagnosis, Evidence  # noqa: E402
 from tests.live_helpers import scanner, signature_args  # noqa: E402
 
 DS = "tests.live_datasets"
@@ -29,6 +30,18 @@ def test_raising_getitem_concludes_dataset_code():
     assert verdict["verdict"] == "dataset-code"
     assert "KeyError: 'label missing for sample 3'" in verdict["traceback"]
     assert "in hook" in verdict["traceback"]
+    assert rungs[0].evidence() == "KeyError: 'label missing for sample 3'"
+
+
+def test_a_frame_as_evidence_gives_way_to_the_exception_line():
+    frame = '  File "/usr/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch'
+    diagnosis = Diagnosis(cls="B", subclass="getitem", title="t", confidence=0.8,
+                          evidence=(Evidence(line=5, text=frame.strip()),), signatures=("B.getitem.x",))
+    output = f"Traceback (most recent call last):\n{frame}\n    data = [...]\nKeyError: 3\n"
+    assert Rung(workers=0, result="fail", output=output, diagnosis=diagnosis).evidence() == "KeyError: 3"
+    caught = Diagnosis(cls="B", subclass="getitem", title="t", confidence=0.9,
+                       evidence=(Evidence(line=1, text="Caught KeyError in DataLoader worker process 0."),))
+    assert Rung(workers=1, result="fail", output=output, diagnosis=caught).evidence().startswith("Caught KeyError")
 
 
 def test_sigkill_is_b_oom_and_measured():

@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..advise import DEFAULT_PREFETCH, fill, human
+from ..advise import DEFAULT_PREFETCH, fill, human, shm_demand
 from ..scanner import Scanner
 from . import facts as machine
 
 #: descriptors a worker holds besides the tensors in flight (pipes, queues, libraries)
 WORKER_BASE_FDS = 16
 MAIN_BASE_FDS = 64
+#: a predicted risk takes the class's general fixes where the subclass's describe a death that
+#: already happened ("Raise /dev/shm: the worker died writing a batch into it")
+FIX_KEY_SUBCLASS: dict[str, str | None] = {"A": None}
 
 
 @dataclass
@@ -68,7 +71,8 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
     risks: list[Risk] = []
     if workers and batch_bytes:
         demand = workers * prefetch * batch_bytes
-        values.update(batch_bytes=human(batch_bytes), shm_demand=human(demand))
+        values.update(shm_demand({"num_workers": str(workers), "prefetch_factor": str(prefetch),
+                                  "batch_bytes": str(batch_bytes)}))
         if shm and demand > shm["free"]:
             risks.append(Risk("A", "bus-error", "high" if demand > shm["size"] else "medium",
                               f"shared-memory demand {workers} x {prefetch} x {human(batch_bytes)} = "
@@ -89,7 +93,7 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
     if workers and facts.get("torch", {}).get("cuda_initialized") and facts["torch"].get("start_method") == "fork":
         risks.append(Risk("D", "cuda-fork", "high", "CUDA is initialised in this process and workers fork"))
     for risk in risks:
-        risk.fixes = _fixes(scanner, risk.cls, risk.subclass, values)
+        risk.fixes = _fixes(scanner, risk.cls, FIX_KEY_SUBCLASS.get(risk.cls, risk.subclass), values)
     return risks
 
 

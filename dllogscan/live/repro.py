@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from . import stacks
 from .child import OK_MARK
 
 TAIL_LINES = 40
+#: a traceback frame line: it says where, not what went wrong
+FRAME_RE = re.compile(r'^\s*File "')
 
 
 @dataclass
@@ -57,10 +60,13 @@ class Rung:
     def evidence(self) -> str:
         if self.result == "hang" and self.cause and not self.diagnosis:
             return f"stuck in {self.cause[0]}: {self.cause[2]}"[:100]
-        if self.diagnosis and self.diagnosis.evidence:
-            return self.diagnosis.evidence[0].text
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
-        return lines[-1] if lines and self.result != "pass" else ""
+        last = lines[-1] if lines and self.result != "pass" else ""
+        if self.diagnosis and self.diagnosis.evidence:
+            text = self.diagnosis.evidence[0].text
+            # a frame (fetch.py at num_workers=0) names no error: the exception line does
+            return last if FRAME_RE.match(text) and last and not FRAME_RE.match(last) else text
+        return last
 
     def to_dict(self) -> dict[str, Any]:
         return {"workers": self.workers, "result": self.result, "class": self.cls,

@@ -1,0 +1,76 @@
+"""Two small datasets for ``dllogscan repro`` that fail the way real ones do (needs torch).
+
+From the repository root::
+
+    dllogscan repro examples.repro_dataset:missing_label --workers 0,1,2
+    dllogscan repro examples.repro_dataset:locked_at_fork --workers 0,1 --timeout 15
+    dllogscan repro examples.repro_dataset:worker_killed --workers 0,1
+
+``missing_label``: sample 3 has no label, so ``__getitem__`` raises KeyError; the ladder fails at
+num_workers=0 and concludes the bug is in the dataset code.
+``locked_at_fork``: a background thread holds a lock while the DataLoader forks its workers; each
+worker inherits the lock held with no thread left to release it, so it hangs (class E).
+``worker_killed``: a worker is killed by SIGKILL at sample 2, as the kernel's OOM killer does (class B).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+_LOCK = threading.Lock()
+
+
+class Labelled(Dataset):
+    """Sixteen small feature tensors with integer labels looked up in a dict."""
+
+    def __init__(self, missing: frozenset[int] = frozenset()) -> None:
+        self.labels = {i: i % 4 for i in range(16) if i not in missing}
+
+    def __len__(self) -> int:
+        return 16
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        label = self.labels[i]  # KeyError for a missing label
+        return torch.full((8,), float(i)), label
+
+
+class CachedLabels(Labelled):
+    """Reads its labels under a lock that a background refresher thread also takes."""
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        with _LOCK:
+            label = self.labels[i]
+        return torch.full((8,), float(i)), label
+
+
+class KilledInWorker(Labelled):
+    """Healthy in the main process; a worker loading sample 2 is killed the way the OOM killer does."""
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        if i == 2 and get_worker_info() is not None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().__getitem__(i)
+
+
+def _refresh(seconds: float) -> None:
+    with _LOCK:
+        time.sleep(seconds)  # still holding the lock when the DataLoader forks
+
+
+def missing_label() -> Dataset:
+    return Labelled(missing=frozenset({3}))
+
+
+def locked_at_fork() -> Dataset:
+    threading.Thread(target=_refresh, args=(1.5,), daemon=True).start()
+    time.sleep(0.05)
+    return CachedLabels()
+
+
+def worker_killed() -> Dataset:
+    return KilledInWorker()
