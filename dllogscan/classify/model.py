@@ -62,8 +62,10 @@ def _vectorizer(name: str):
     return TfidfVectorizer(preprocessor=preprocess, **VECTORIZERS[name])
 
 
-def fit(texts: Sequence[str], labels: Sequence[str], c: float = 8.0) -> TextModel:
-    """Train on texts and their labels (see ``labels.LABELS``)."""
+def fit(texts: Sequence[str], labels: Sequence[str], c: float = 16.0) -> TextModel:
+    """Train on texts and their labels (see ``labels.LABELS``). ``c`` = 16 was chosen by 3-fold
+    cross-validation by scenario (8: reports macro-F1 0.887; 16: 0.933 at the same near-miss
+    false-alarm rate; 30: 0.944 but more false alarms)."""
     from sklearn.linear_model import LogisticRegression
 
     vecs = {name: _vectorizer(name).fit(texts) for name in VECTORIZERS}
