@@ -56,16 +56,15 @@ def predict(item: Item, system: str, model) -> str:
     source = api.as_source(item.path, None, None)
     scanner = pipeline.get_scanner()
     if system == "classifier":
-        from .classify.combine import CLASSIFIER_DISCOUNT, RELEVANT
-        from .classify.digest import digest_text
+        from .classify.combine import own_verdict
+        from .classify.digest import digest_lines
         out, _ = pipeline.scan_source(source, scanner)
-        if out is None:
+        lines = digest_lines(out) if out is not None else []
+        if not lines:
             return "none"
-        pred = model.predict([digest_text(out)])[0]
-        label = max(pred, key=pred.get)
-        ok = label != "none" and pred[label] * CLASSIFIER_DISCOUNT >= pipeline.DEFAULT_MIN_CONFIDENCE
-        ok = ok and bool(RELEVANT.search(digest_text(out)))
-        return label.split(".", 1)[0] if ok else "none"
+        pred = model.predict(["\n".join(t for _, t in lines)])[0]
+        label = own_verdict(pred, lines, pipeline.DEFAULT_MIN_CONFIDENCE)
+        return label.split(".", 1)[0] if label else "none"
     mode = "off" if system == "signatures" else "auto"
     result = pipeline.run(source, scanner, classifier=mode, model=model)
     return result.diagnoses[0].cls if result.diagnoses else "none"
