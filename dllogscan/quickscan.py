@@ -119,8 +119,22 @@ def _looks_like_input(arg: str) -> bool:
     return arg == "-" or Path(arg).is_file()
 
 
+EXIT_PIPE = 141  # 128 + SIGPIPE, as for any tool whose reader closed the pipe
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """``dllogscan``: a plain scan runs here; everything else goes to the typer app (``cli``)."""
+    """``dllogscan``: a plain scan runs here; everything else goes to the typer app (``cli``).
+    A reader that closes the pipe early (``| head``) ends the run quietly."""
+    try:
+        _main(argv)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        sys.exit(EXIT_PIPE)
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and (args[0] == "scan" or _looks_like_input(args[0])):
         try:

@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
                 stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress)
             finally:
                 writer.close()
+        except BrokenPipeError:
+            raise
         except (DllogscanError, ImportError, OSError) as exc:
             raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         if out is not None:
