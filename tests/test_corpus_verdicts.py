@@ -1,0 +1,27 @@
+"""Every corpus item end to end with the shipped database and model: the expected class (or
+nothing), and for generated logs the expected evidence line among the cited ones.
+
+Generated logs are real failures (long training logs with the failure deep inside, rank prefixes,
+progress bars, Slurm lines), so this is the per-class end-to-end test; reports and near misses
+guard the shipped classifier against regressions (they are its training data: the honest
+held-out figures are in test_evaluation.py).
+"""
+from __future__ import annotations
+
+import pytest
+
+import dllogscan
+from dllogscan.corpus import load_items
+
+ITEMS = load_items()
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=[f"{i.kind}:{i.path.name}" for i in ITEMS])
+def test_verdict(item):
+    result = dllogscan.scan(item.path)
+    assert result.error is None or item.kind != "log", result.error
+    got = result.diagnoses[0].cls if result.diagnoses else "none"
+    assert got == item.label, f"{item.path}: expected {item.label}, got {got}"
+    if item.kind == "log" and item.label != "none" and item.evidence:
+        cited = [e.text for d in result.diagnoses for e in d.evidence]
+        assert any(item.evidence in text for text in cited), (item.evidence, cited)
