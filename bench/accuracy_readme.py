@@ -33,8 +33,8 @@ def main() -> None:
     gate_text = ", ".join(f"{k} {v:.3f} ({'ok' if ok else 'FAILED'}; threshold {THRESHOLDS[k]})"
                           for k, (v, ok) in gates(held).items())
     body = [START, "## Accuracy", "",
-            f"Measured on the committed corpus ({kinds['log']} generated logs, {kinds['report']} written "
-            f"reports, {kinds['nearmiss']} written near misses; `corpus/`), split by generating scenario "
+            f"Measured on the committed corpus ({kinds['log']} generated failure logs, {kinds['report']} "
+            f"written reports, {kinds['nearmiss']} near misses, written or generated; `corpus/`), split by generating scenario "
             "so near-copies never sit on both sides of the split. The classifier is trained on the "
             "train side only. `dllogscan eval` prints these tables (`--cross` for the 3-fold "
             "cross-validation, `--misses` for every item it got wrong); the test suite fails when the "

@@ -136,6 +136,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 
 def _main(argv: Optional[Sequence[str]] = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["--version"], ["-V"]):
+        from . import __version__
+
+        sys.stdout.write(f"dllogscan {__version__}\n")
+        sys.exit(0)
     if args and (args[0] == "scan" or _looks_like_input(args[0])):
         try:
             code = try_run(args[1:] if args[0] == "scan" else args)

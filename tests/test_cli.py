@@ -157,3 +157,8 @@ def test_every_command_has_help_with_an_example():
                              text=True, timeout=60)
         assert sub.returncode == 0, name
         assert "Example" in sub.stdout, f"`dllogscan {name} --help` has no example"
+
+
+def test_version():
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"dllogscan {dllogscan.__version__}"
