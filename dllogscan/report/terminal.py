@@ -9,6 +9,17 @@ from ..models import Diagnosis, ScanResult
 CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue"}
 
 
+def _hanging(label: str, text: str, label_style: str = "dim", text_style: str = "", width: int = 9):
+    """``label`` in a fixed left column and ``text`` wrapping beside it (not under it)."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=width, justify="right", style=label_style, no_wrap=True)
+    grid.add_column(ratio=1, style=text_style)
+    grid.add_row(label, text)
+    return grid
+
+
 def _diagnosis_renderables(d: Diagnosis, rank: int) -> list:
     from rich.padding import Padding
     from rich.panel import Panel
@@ -25,20 +36,17 @@ def _diagnosis_renderables(d: Diagnosis, rank: int) -> list:
     body: list = [Text(d.title, style="bold")]
     if d.evidence:
         body.append(Text("\nEvidence", style="underline"))
-        for e in d.evidence:
-            line = Text(f"  {e.line:>7}  ", style="dim")
-            line.append(e.text)
-            body.append(line)
+        body += [_hanging(str(e.line), Text(e.text)) for e in d.evidence]
     for note in d.notes:
         body.append(Text(f"\n{note}", style="italic"))
     if d.fixes:
         body.append(Text("\nWhat to do", style="underline"))
         for f in d.fixes:
-            body.append(Text.assemble((f"  {f.rank}. {f.title}", "bold"), f" — {f.why}"))
+            body.append(_hanging(f"{f.rank}.", Text.assemble((f.title, "bold"), f" — {f.why}"), "bold", width=4))
             for c in f.commands:
-                body.append(Text(f"       $ {c}", style="green"))
+                body.append(_hanging("$", Text(c), "green", "green", width=6))
             if f.code:
-                body += [Text(f"       {ln}", style="cyan") for ln in f.code.strip().splitlines()]
+                body.append(_hanging("", Text(f.code.strip("\n")), text_style="cyan", width=6))
     from rich.console import Group
     return [Panel(Group(*body), title=head, title_align="left", border_style=style), Padding("", (0, 0))]
 
