@@ -15,7 +15,8 @@ from typing import List, Optional
 import typer
 
 from .errors import DllogscanError
-from .quickscan import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, exit_code, scan_paths, write  # noqa: F401
+from .quickscan import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, exit_code,  # noqa: F401
+                        final_code, report_errors, scan_paths, write)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -68,18 +69,13 @@ def scan(
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))
-    results = [api.scan(p if p == "-" else Path(p), signatures=[str(s) for s in signatures], engine=engine,
-                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
-               for p in paths]
-    if redact:
+    results = scan_paths(paths, [str(s) for s in signatures], engine, min_confidence, max_bytes, classifier)
+    if redact:  # before anything is printed, error lines included
         from .redact import redact_results
         results = redact_results(results)
-    for r in results:
-        if r.error:
-            sys.stderr.write(f"Error: {r.error}\n")
+    report_errors(results)
     emit(results, fmt, out)
-    code = exit_code(results)
-    raise typer.Exit(0 if exit_zero and code != EXIT_ERROR else code)
+    raise typer.Exit(final_code(results, exit_zero))
 
 
 @app.command(epilog="[bold]Example[/bold]\n\n  dllogscan explain job.log")

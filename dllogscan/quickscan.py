@@ -70,16 +70,25 @@ def write(results, fmt: str, out: Optional[Path]) -> None:
 
 def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min_confidence: float,
                max_bytes: Optional[int], classifier: str) -> list:
-    """One ScanResult per path (``-`` is standard input); each error also goes to stderr."""
+    """One ScanResult per path (``-`` is standard input)."""
     from . import api
 
-    results = [api.scan(p if p == "-" else Path(p), signatures=list(signatures), engine=engine,
-                        min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
-               for p in paths]
+    return [api.scan(p if p == "-" else Path(p), signatures=list(signatures), engine=engine,
+                     min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+            for p in paths]
+
+
+def report_errors(results) -> None:
+    """Each source's error as one ``Error: ...`` line on stderr."""
     for r in results:
         if r.error:
             sys.stderr.write(f"Error: {r.error}\n")
-    return results
+
+
+def final_code(results, exit_zero: bool) -> int:
+    """The exit status; ``--exit-zero`` turns "found" and "partly read" into 0, never an error."""
+    code = exit_code(results)
+    return 0 if exit_zero and code != EXIT_ERROR else code
 
 
 def try_run(args: Sequence[str]) -> Optional[int]:
@@ -103,9 +112,9 @@ def try_run(args: Sequence[str]) -> Optional[int]:
         sys.stderr.write(f"Error: {exc}\n")
         return EXIT_ERROR
     results = scan_paths(ns.paths, ns.signatures, ns.engine, ns.min_confidence, ns.max_bytes, ns.classifier)
+    report_errors(results)
     write(results, ns.fmt, ns.out)
-    code = exit_code(results)
-    return 0 if ns.exit_zero and code != EXIT_ERROR else code
+    return final_code(results, ns.exit_zero)
 
 
 def _looks_like_input(arg: str) -> bool:
