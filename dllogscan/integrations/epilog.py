@@ -59,8 +59,8 @@ def verdict_block(result: ScanResult, job_id: str) -> str:
     where = f"{d.facts['log']} " if "log" in d.facts else ""
     out = ["", f"==== dllogscan: DataLoader worker failure in job {job_id} ====",
            f"Class {d.cls}{sub}, {d.confidence:.0%} sure: {d.title}"]
-    out += [f"  {where}line {e.line}: {_short(e.text)}" if not e.text.startswith("[") else f"  {_short(e.text)}"
-            for e in d.evidence[:3]]
+    out += [f"  {_short(e.text)}" if (e.signature or "").endswith("@cross-file") else f"  {where}line {e.line}: {_short(e.text)}"
+            for e in d.evidence[:3]]  # a line cited from another file already names it
     if d.fixes:
         fix = d.fixes[0]
         out.append(f"First fix: {fix.title}")
