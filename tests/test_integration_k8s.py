@@ -105,3 +105,12 @@ def test_pod_facts_container_choice_and_shm():
     assert pod.shm is not None and (pod.shm.medium, pod.shm.size_limit) == ("Memory", "8Gi")
     doc["metadata"]["annotations"] = {"kubectl.kubernetes.io/default-container": "log-shipper"}
     assert parse_pod(doc).container == "log-shipper" and parse_pod(doc).shm is None
+
+
+def test_no_logs_at_all_is_exit_2(tmp_path):
+    f = fakes(tmp_path, "k8s-shm-pod")
+    (tmp_path / "replies" / "kubectl.logs-previous.out").unlink()
+    proc = f.run("k8s", "trainer-7c9d5b6f4-x2x9k", "-n", "ml")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr  # stdout: the report says so, as scan's does
+    assert proc.stderr.startswith("Error: no logs for ml/trainer-7c9d5b6f4-x2x9k container trainer: not available:")
+    assert len(proc.stderr.splitlines()) == 1

@@ -141,3 +141,26 @@ def test_epilog_writes_only_on_the_batch_host(tmp_path):
     assert proc.returncode == 0 and proc.stderr == ""
     assert (f.workdir / "slurm-4242.err").read_text() == before
     assert [c[:2] for c in f.calls()] == [["scontrol", "show"]]
+
+
+def test_sacct_without_stdout_fields_falls_back_to_slurm_default(monkeypatch):
+    """Slurm before 23.02 refuses the StdOut/StdErr fields: ask again without them."""
+    from dllogscan.integrations import slurm_job
+    from dllogscan.integrations.tools import ToolError
+
+    asked = []
+
+    def fake_run(argv, timeout):
+        asked.append(argv)
+        if argv[0] == "scontrol":
+            raise ToolError("`scontrol show job -o 77` failed (exit 1): slurm_load_jobs error: Invalid job id specified")
+        if "StdOut" in argv[-1]:
+            raise ToolError(f"`{' '.join(argv)}` failed (exit 1): sacct: fatal: Invalid field requested: \"StdOut\"")
+        return "77|train|alice|FAILED|1:0|gpu07|2026-11-30T12:00:01|2026-11-30T13:00:00|/home/alice/run\n"
+
+    monkeypatch.setattr(slurm_job, "run_tool", fake_run)
+    monkeypatch.setattr(slurm_job.shutil, "which", lambda name: "/usr/bin/" + name)
+    job = slurm_job.find_job("77")
+    assert job.source == "sacct" and job.get("JobState") == "FAILED"
+    assert job.output_paths() == ["/home/alice/run/slurm-77.out"]
+    assert [a[0] for a in asked] == ["scontrol", "sacct", "sacct"] and "StdOut" not in asked[-1][-1]
