@@ -13,6 +13,7 @@ SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECA
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 DEFAULT_PREFETCH = 2
 SHM_HEADROOM = 1.5  # suggest half as much again as the estimated demand
+DEMAND_NOTE = "Shared-memory demand estimate:"
 
 
 def parse_size(text: str) -> int | None:
@@ -82,9 +83,9 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
             commands=tuple(fill(c, facts) for c in f.commands),
             code=fill(f.code, facts) if f.code else None)
         for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass), start=1))
-    notes = diagnosis.notes
+    notes = tuple(n for n in diagnosis.notes if not n.startswith(DEMAND_NOTE))  # advising twice adds it once
     if "shm_demand" in facts:
-        note = (f"Shared-memory demand estimate: {facts['num_workers']} workers x "
+        note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
                 f"{facts['batch_bytes']} per batch = {facts['shm_demand']}")
         if "shm_size" in facts:

@@ -1,0 +1,166 @@
+"""``dllogscan slurm`` and its epilog mode against recorded scontrol/sacct/journalctl/dmesg output
+(tests/fixtures/cluster/, replayed by fake executables on PATH): the verdict, the facts, the
+commands it ran, and what the epilog wrote (the stderr block, the AdminComment command line)."""
+from __future__ import annotations
+
+import json
+import time
+
+import jsonschema
+
+from dllogscan.integrations.epilog import comment_text
+from dllogscan.integrations.slurm_job import Job, expand_hostlist, parse_sacct, parse_scontrol, SACCT_FIELDS
+from dllogscan.models import Diagnosis, ScanResult
+from tests.cluster_fakes import EXAMPLES, fakes
+from tests.conftest import FIXTURES
+
+SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
+OTHER_COMMENT = "JS1:H4sIAAAAAAAAA6tWKkktLlGyUlAqzs9NVdJRSs7PS8tMBwAf0UyaFgAAAA=="
+
+
+def test_oom_job_joins_its_stderr_with_the_nodes_kernel_log(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07")
+    proc = f.run("slurm", "4242", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    top = doc["diagnoses"][0]
+    assert (top["class"], top["subclass"], top["method"]) == ("B", "oom", "cross-file") and top["confidence"] >= 0.95
+    assert top["evidence"][0] == {"line": 14, "text": "RuntimeError: DataLoader worker (pid(s) 26652) exited unexpectedly",
+                                  "signature": "B.oom-suspected.exited-unexpectedly"}
+    assert top["evidence"][1]["text"].startswith("[journalctl -k line 4]") and "pid=26652" in top["evidence"][1]["text"]
+    assert top["facts"]["log"] == str(f.workdir / "slurm-4242.err")
+    assert "sacct -j 4242 --format=JobID,MaxRSS,State" in top["fixes"][0]["commands"]  # {job_id} filled
+    facts = doc["facts"]
+    assert facts["job_id"] == "4242" and facts["node"] == "gpu07" and facts["slurm_state"] == "FAILED"
+    assert facts["slurm_exit_code"] == "1:0" and facts["kernel_log"] == "journalctl -k" and facts["num_workers"] == "8"
+    assert f.calls() == [["scontrol", "show", "job", "-o", "4242"],
+                         ["journalctl", "-k", "--no-pager", "-o", "short-iso", "--since", "2026-11-30 12:59:02",
+                          "--until", "2026-11-30 14:07:15"]]
+
+
+def test_off_the_node_the_kernel_log_is_a_fact_and_the_verdict_stays_suspected(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="login01")
+    proc = f.run("slurm", "4242", "-f", "json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["diagnoses"][0]["subclass"] == "oom-suspected"
+    assert doc["facts"]["kernel_log"].startswith("not read: this host (login01) is not one of the job's nodes (gpu07)")
+    assert [c[0] for c in f.calls()] == ["scontrol"]
+
+
+def test_finished_job_comes_from_sacct_and_dmesg_is_cut_to_its_window(tmp_path):
+    f = fakes(tmp_path, "slurm-timeout-sacct", ("scontrol", "sacct", "dmesg"), SLURMD_NODENAME="gpu08")
+    proc = f.run("slurm", "4243", "-f", "json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    # the OOM kill of a python3 at 09:12, hours before the job, is outside the window: no B
+    assert [(d["class"], d["subclass"]) for d in doc["diagnoses"]] == [("E", "hang")]
+    facts = doc["facts"]
+    assert facts["slurm_source"] == "sacct" and facts["slurm_state"] == "TIMEOUT" and facts["kernel_log"] == "dmesg -T"
+    assert facts["slurm_stdout"] == str(f.workdir / "logs" / "vit-train-4243.out")  # %x-%j filled in
+    assert [c[0] for c in f.calls()] == ["scontrol", "sacct", "dmesg"]
+
+
+def test_no_slurm_tools_is_one_line_and_exit_2(tmp_path):
+    proc = fakes(tmp_path, "slurm-gone", ()).run("slurm", "4244")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "Error: neither scontrol nor sacct found on PATH: run this on a Slurm login or compute node\n"
+
+
+def test_unknown_job_is_one_line_and_exit_2(tmp_path):
+    proc = fakes(tmp_path, "slurm-gone", ("scontrol", "sacct")).run("slurm", "4244")
+    assert proc.returncode == 2
+    assert proc.stderr == ("Error: job 4244 not found by scontrol or sacct (`scontrol show job -o 4244` failed (exit 1): "
+                           "slurm_load_jobs error: Invalid job id specified)\n")
+
+
+def test_unreadable_logs_are_exit_2(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07")
+    for p in f.workdir.iterdir():
+        p.unlink()
+    proc = f.run("slurm", "4242")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("Error: ") and "slurm-4242.out" in proc.stderr
+
+
+def test_epilog_appends_the_verdict_and_sets_admin_comment(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242")
+    before = (f.workdir / "slurm-4242.err").read_text()
+    proc = f.run("slurm", "--epilog")
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    block = (f.workdir / "slurm-4242.err").read_text()[len(before):]
+    lines = block.splitlines()
+    assert lines[1] == "==== dllogscan: DataLoader worker failure in job 4242 ===="
+    assert lines[2] == "Class B / oom, 97% sure: Worker killed by the out-of-memory killer (cross-file evidence)"
+    assert lines[3].endswith("slurm-4242.err line 14: RuntimeError: DataLoader worker (pid(s) 26652) exited unexpectedly")
+    assert lines[4].startswith("  [journalctl -k line 4]") and "Whole report: dllogscan slurm 4242" in block
+    assert (f.workdir / "slurm-4242.out").read_text() == (EXAMPLES / "slurm-oom-job/workdir/slurm-4242.out").read_text()
+    assert f.calls()[-1] == ["scontrol", "update", "job=4242", f"AdminComment={OTHER_COMMENT} | dllogscan: B/oom 97% "
+                             "Worker killed by the out-of-memory killer (cross-file evidence)"]
+
+
+def test_epilog_never_fails_without_slurm_tools(tmp_path):
+    proc = fakes(tmp_path, "slurm-gone", (), SLURM_JOB_ID="4244").run("slurm", "--epilog", "--write", "stderr")
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr == ("dllogscan epilog: job 4244: neither scontrol nor sacct found on PATH: "
+                           "run this on a Slurm login or compute node\n")
+
+
+def test_epilog_gives_up_at_its_budget(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242")
+    (tmp_path / "replies" / "journalctl.sleep").write_text("20")
+    before = (f.workdir / "slurm-4242.err").read_text()
+    start = time.monotonic()
+    proc = f.run("slurm", "--epilog", "--budget", "3")
+    assert proc.returncode == 0 and time.monotonic() - start < 15
+    assert proc.stderr == "dllogscan epilog: job 4242: gave up after the 3 s budget\n"
+    assert (f.workdir / "slurm-4242.err").read_text() == before
+
+
+def test_scontrol_line_parsing_and_patterns():
+    line = (EXAMPLES / "slurm-oom-job" / "scontrol.show.out").read_text().replace("{workdir}", "/home/alice/run")
+    job = Job("4242", parse_scontrol(line, "4242") or {}, "scontrol")
+    assert job.get("AllocTRES") == "cpu=8,mem=32G,node=1,billing=8,gres/gpu=1" and job.get("CPUs/Task") == "8"
+    assert job.output_paths() == ["/home/alice/run/slurm-4242.out", "/home/alice/run/slurm-4242.err"]
+    fields = parse_sacct("4243_2|vit|bob|FAILED|1:0|gpu07|2026-11-30T12:00:01|Unknown|/w|out/%x-%A_%a.log|\n", SACCT_FIELDS)
+    sacct_job = Job("4243_2", fields or {}, "sacct")
+    assert sacct_job.output_paths() == ["/w/out/vit-4243_2.log"] and sacct_job.window()[1] is not None
+    assert expand_hostlist("gpu[01-03,07],cpu1") == ["gpu01", "gpu02", "gpu03", "gpu07", "cpu1"]
+
+
+def test_admin_comment_keeps_another_tools_part_and_replaces_its_own():
+    result = ScanResult("slurm job 1", (Diagnosis("A", "bus-error", "Worker killed by SIGBUS", 0.99, ()),))
+    assert comment_text(result) == "dllogscan: A/bus-error 99% Worker killed by SIGBUS"
+    assert comment_text(result, "JS1:abc | dllogscan: B/oom 90% old") == "JS1:abc | dllogscan: A/bus-error 99% Worker killed by SIGBUS"
+
+
+def test_epilog_writes_only_on_the_batch_host(tmp_path):
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu08", SLURM_JOB_ID="4242")
+    before = (f.workdir / "slurm-4242.err").read_text()
+    proc = f.run("slurm", "--epilog")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert (f.workdir / "slurm-4242.err").read_text() == before
+    assert [c[:2] for c in f.calls()] == [["scontrol", "show"]]
+
+
+def test_sacct_without_stdout_fields_falls_back_to_slurm_default(monkeypatch):
+    """Slurm before 23.02 refuses the StdOut/StdErr fields: ask again without them."""
+    from dllogscan.integrations import slurm_job
+    from dllogscan.integrations.tools import ToolError
+
+    asked = []
+
+    def fake_run(argv, timeout):
+        asked.append(argv)
+        if argv[0] == "scontrol":
+            raise ToolError("`scontrol show job -o 77` failed (exit 1): slurm_load_jobs error: Invalid job id specified")
+        if "StdOut" in argv[-1]:
+            raise ToolError(f"`{' '.join(argv)}` failed (exit 1): sacct: fatal: Invalid field requested: \"StdOut\"")
+        return "77|train|alice|FAILED|1:0|gpu07|2026-11-30T12:00:01|2026-11-30T13:00:00|/home/alice/run\n"
+
+    monkeypatch.setattr(slurm_job, "run_tool", fake_run)
+    monkeypatch.setattr(slurm_job.shutil, "which", lambda name: "/usr/bin/" + name)
+    job = slurm_job.find_job("77")
+    assert job.source == "sacct" and job.get("JobState") == "FAILED"
+    assert job.output_paths() == ["/home/alice/run/slurm-77.out"]
+    assert [a[0] for a in asked] == ["scontrol", "sacct", "sacct"] and "StdOut" not in asked[-1][-1]
