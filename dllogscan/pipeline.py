@@ -12,7 +12,8 @@ from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner, ScanOutput
 from .signatures import Database, load_database
-from .sources import STREAM_ERRORS, SNIFF_BYTES, PeekedStream, Source, describe_read_error, sniff
+from .sources import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,
+                      sniff)
 
 DEFAULT_MIN_CONFIDENCE = 0.5
 
@@ -50,8 +51,9 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             reason = sniff(head)
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
-            head, document = flatten_stream(head, stream)
-            out = scanner.scan(PeekedStream(head, stream))
+            ahead = KeepReadError(stream)
+            head, document = flatten_stream(head, ahead)
+            out = scanner.scan(PeekedStream(head, stream, ahead.error))
             out.document = document
             if out.read_error:
                 named = out.read_error.startswith(source.name)
