@@ -37,7 +37,7 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
     out = Path(out)
     writer = Writer(format_for(out), out)
     try:
-        run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress)
+        run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress, skip=[str(out)])
     finally:
         writer.close()
     return read_results(out)

@@ -43,7 +43,10 @@ def register(app: typer.Typer) -> None:
         from ..cli import EXIT_CLEAN, EXIT_FOUND, EXIT_PARTIAL, fail
         from ..errors import DllogscanError
 
+        from ..options import check_min_confidence
+
         try:
+            check_min_confidence(min_confidence)
             if out is not None:
                 writer = Writer(format_for(out), out)
             elif fmt == "jsonl":
@@ -53,7 +56,8 @@ def register(app: typer.Typer) -> None:
             config = Config(tuple(str(s) for s in signatures), not no_default_signatures, prefilter, min_confidence,
                             classifier=classifier)
             try:
-                stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress)
+                stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress,
+                                  skip=[str(out)] if out is not None else [])
             finally:
                 writer.close()
         except BrokenPipeError:

@@ -25,11 +25,15 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
-        from ..cli import emit, exit_code, fail
+        from ..cli import check_out, emit, exit_code, fail
         from ..errors import DllogscanError
         from ..triage import read_paste
 
+        from ..options import check_scan_options
+
         try:
+            check_scan_options(min_confidence, max_bytes)
+            check_out(out)
             result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))

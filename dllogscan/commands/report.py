@@ -24,12 +24,16 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Write an issue body: environment facts, signature ids, evidence and a duplicate key."""
-        from ..cli import exit_code, fail
+        from ..cli import check_out, exit_code, fail, write_text
         from ..errors import DllogscanError
         from ..report.issue_body import to_issue_body
         from ..triage import scan_one
 
+        from ..options import check_max_bytes
+
         try:
+            check_max_bytes(max_bytes)
+            check_out(out)
             result = scan_one(target, [str(s) for s in signatures], engine, max_bytes)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))
@@ -41,9 +45,8 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"Error: {results[0].error}\n")
             if not result.lines:
                 raise typer.Exit(exit_code(results))
-        text = to_issue_body(results)
-        if out is None:
-            sys.stdout.write(text)
-        else:
-            out.write_text(text, encoding="utf-8")
+        try:
+            write_text(to_issue_body(results), out)
+        except DllogscanError as exc:
+            raise fail(str(exc))
         raise typer.Exit(exit_code(results))
