@@ -13,6 +13,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import pipeline, sources
+from ..api import scan_text
 from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
 from ..redact import Redactor
 from ..report.markdown import to_markdown
@@ -52,7 +53,7 @@ def _decoded(data: bytes, cap: int) -> bytes:
 def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> dict[str, Any]:
     """The one-source contract object for ``data``, plus the markdown reply and the evidence in context."""
     flat, kind = flatten_bytes(_decoded(data, cap))
-    result = pipeline.run(sources.from_bytes(flat, "paste"), pipeline.get_scanner(signatures))
+    result = scan_text(flat, signatures=signatures, name="paste")
     if kind:
         result = dataclasses.replace(result, document=kind)
     lines = flat.decode("utf-8", errors="replace").splitlines()
