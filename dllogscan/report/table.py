@@ -1,4 +1,10 @@
-"""Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet."""
+"""Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet.
+
+CSV cells are made safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell of two or
+more characters that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (which a
+spreadsheet may run as a formula) gets a leading ``'``; so does one that starts with ``'``, so
+that ``csv_value`` can take exactly that quote off again when results are read back.
+"""
 from __future__ import annotations
 
 import csv
@@ -9,6 +15,27 @@ from ..models import ScanResult
 
 COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "count", "evidence_line",
            "evidence_text", "top_fix", "top_command", "signatures", "error"]
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV cell that no spreadsheet runs as a formula."""
+    if isinstance(value, str) and len(value) > 1 and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: csv_cell(v) for k, v in row.items()}
+
+
+def csv_value(cell: str) -> str:
+    """The value ``csv_cell`` wrote as ``cell`` (its guard quote taken off)."""
+    if len(cell) > 2 and cell[0] == "'" and cell[1:].startswith(FORMULA_START):
+        return cell[1:]
+    return cell
 
 
 def rows(results: Sequence[ScanResult]) -> list[dict[str, Any]]:
@@ -35,7 +62,7 @@ def to_csv(results: Sequence[ScanResult]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows(results))
+    writer.writerows(csv_row(row) for row in rows(results))
     return buf.getvalue()
 
 

@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import pipeline, sources
 from ..api import scan_text
+from ..normalize import printable_line
 from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
 from ..redact import Redactor
 from ..report.markdown import to_markdown
@@ -69,7 +70,7 @@ def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> 
                          if 1 <= n <= len(lines)})
         block = []
         for n in wanted:
-            text = lines[n - 1][:MAX_CONTEXT_CHARS]
+            text = printable_line(lines[n - 1])[:MAX_CONTEXT_CHARS]
             block.append({"line": n, "text": redactor.text(text) if redactor else text, "evidence": n in marked})
         out["context"].append(block)
     return out
