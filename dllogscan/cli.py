@@ -16,7 +16,7 @@ import typer
 
 from .errors import DllogscanError
 from .quickscan import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_out,  # noqa: F401
-                        exit_code, final_code, report_errors, scan_paths, starts_with_scan_option, write,
+                        error_line, exit_code, final_code, report_errors, scan_paths, starts_with_scan_option, write,
                         write_text)
 
 app = typer.Typer(
@@ -29,7 +29,7 @@ app = typer.Typer(
 
 def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
     """Print one ``Error: ...`` line on stderr and leave with ``code``."""
-    sys.stderr.write(f"Error: {message}\n")
+    error_line(message)
     return typer.Exit(code)
 
 

@@ -104,11 +104,19 @@ def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min
             for p in paths]
 
 
+def error_line(message: object) -> None:
+    """``Error: message`` on stderr, one line, controls in it (a name from the command line)
+    shown as escapes."""
+    from .printable import escape
+
+    sys.stderr.write(f"Error: {escape(str(message))}\n")
+
+
 def report_errors(results) -> None:
     """Each source's error as one ``Error: ...`` line on stderr."""
     for r in results:
         if r.error:
-            sys.stderr.write(f"Error: {r.error}\n")
+            error_line(r.error)
 
 
 def final_code(results, exit_zero: bool) -> int:
@@ -142,7 +150,7 @@ def try_run(args: Sequence[str]) -> Optional[int]:
         report_errors(results)
         write(results, ns.fmt, ns.out)
     except (DllogscanError, ImportError) as exc:
-        sys.stderr.write(f"Error: {exc}\n")
+        error_line(exc)
         return EXIT_ERROR
     return final_code(results, ns.exit_zero)
 

@@ -1,7 +1,6 @@
 """``dllogscan paste``: diagnose what is pasted into the terminal (until Ctrl-D) or piped in."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -25,7 +24,7 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
-        from ..cli import check_out, emit, exit_code, fail
+        from ..cli import check_out, emit, exit_code, fail, report_errors
         from ..errors import DllogscanError
         from ..triage import read_paste
 
@@ -41,7 +40,6 @@ def register(app: typer.Typer) -> None:
         if redact:
             from ..redact import redact_results
             results = redact_results(results)
-        if results[0].error:
-            sys.stderr.write(f"Error: {results[0].error}\n")
+        report_errors(results)
         emit(results, fmt, out)
         raise typer.Exit(exit_code(results))

@@ -2,7 +2,6 @@
 duplicate key)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -24,7 +23,7 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Write an issue body: environment facts, signature ids, evidence and a duplicate key."""
-        from ..cli import check_out, exit_code, fail, write_text
+        from ..cli import check_out, exit_code, fail, report_errors, write_text
         from ..errors import DllogscanError
         from ..report.issue_body import to_issue_body
         from ..triage import scan_one
@@ -42,7 +41,7 @@ def register(app: typer.Typer) -> None:
             from ..redact import redact_results
             results = redact_results(results)
         if result.error:
-            sys.stderr.write(f"Error: {results[0].error}\n")
+            report_errors(results)
             if not result.lines:
                 raise typer.Exit(exit_code(results))
         try:

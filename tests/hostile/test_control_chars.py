@@ -84,3 +84,11 @@ def test_archive_member_names(tmp_path):
         no_traceback(proc)
         out = proc.stdout.decode() + (tmp_path / "r.csv").read_text() if "--out" in args else proc.stdout.decode()
         assert "\\x1b]0;pwned" in out and not UNSAFE.search(out.replace("\n", ""))
+
+
+@pytest.mark.timeout(60)
+def test_usage_error_lines_escape_the_name(tmp_path):
+    out = tmp_path / "no\x1b[2Jdir" / "x.json"
+    proc = cli(str(tmp_path / "a.log"), "--out", str(out))
+    err = no_traceback(proc)
+    assert proc.returncode == 2 and "no\\x1b[2Jdir" in err and not UNSAFE.search(err.replace("\n", ""))
