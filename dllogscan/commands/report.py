@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     def report_cmd(
         target: str = typer.Argument(..., help="A log file, or - for standard input."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
-        redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),

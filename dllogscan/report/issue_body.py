@@ -65,5 +65,5 @@ def to_issue_body(results: Sequence[ScanResult]) -> str:
             if diag.fixes:
                 out += ["", f"Suggested first fix: **{diag.fixes[0].title}**"]
             out.append("")
-    out.append("<sub>Written by dllogscan report; review before filing (`--redact` hides hosts, users, IPs, job ids, e-mails).</sub>")
+    out.append("<sub>Written by dllogscan report; review before filing (`--redact` hides credentials, hosts, users, IPs, job ids, e-mails).</sub>")
     return "\n".join(out).rstrip() + "\n"
