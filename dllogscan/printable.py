@@ -5,6 +5,8 @@ Rules:
   controls (U+0080-U+009F: U+009B is an 8-bit CSI, U+009D an OSC) and the bidirectional
   controls that reorder what is shown (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C):
   ``strip_log_controls``.
+- Text formats (markdown, GitHub annotations, the terminal report) drop whatever control is
+  left in what they print (``strip_controls``), whatever its way in.
 - Names (files, archive members) and one-line messages are data: every control, bidi control
   and lone surrogate (an undecodable byte of a non-UTF-8 name) is kept as a visible escape,
   ``\\x1b``, ``\\u202e``, ``\\xff``: ``escape``.
@@ -16,6 +18,15 @@ import re
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 LOG_CONTROLS_RE = re.compile(f"[\x80-\x9f{BIDI}]")
 UNSAFE_RE = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}\ud800-\udfff]")
+
+
+OUTPUT_CONTROLS_RE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without any control or bidi character but tab and newline: the last guard of a
+    text format (markdown, annotations, the terminal report) whatever reached it."""
+    return OUTPUT_CONTROLS_RE.sub("", text) if OUTPUT_CONTROLS_RE.search(text) else text
 
 
 def strip_log_controls(text: str) -> str:

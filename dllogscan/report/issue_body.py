@@ -8,6 +8,7 @@ import sys
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
+from ..printable import strip_controls
 from .markdown import code, fence, verdict
 
 KEY_PART_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -66,4 +67,4 @@ def to_issue_body(results: Sequence[ScanResult]) -> str:
                 out += ["", f"Suggested first fix: **{diag.fixes[0].title}**"]
             out.append("")
     out.append("<sub>Written by dllogscan report; review before filing (`--redact` hides credentials, hosts, users, IPs, job ids, e-mails).</sub>")
-    return "\n".join(out).rstrip() + "\n"
+    return strip_controls("\n".join(out).rstrip() + "\n")

@@ -6,6 +6,7 @@ import re
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
+from ..printable import strip_controls
 
 CLASS_NAMES = {
     "A": "shared memory (/dev/shm) exhausted",
@@ -104,4 +105,4 @@ def to_markdown(results: Sequence[ScanResult]) -> str:
         for i, d in enumerate(r.diagnoses, start=1):
             out += _diagnosis(d, i)
         out += _next_check(r)
-    return "\n".join(out).rstrip() + "\n"
+    return strip_controls("\n".join(out).rstrip() + "\n")

@@ -1,9 +1,11 @@
 """Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet.
 
 CSV cells are made safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell of two or
-more characters that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (which a
+more characters that starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a newline (which a
 spreadsheet may run as a formula) gets a leading ``'``; so does one that starts with ``'``, so
-that ``csv_value`` can take exactly that quote off again when results are read back.
+that ``csv_value`` can take exactly that quote off again when results are read back. A carriage
+return inside a cell is written as a newline: with ``\n`` line ends Python's csv module would
+leave a lone ``\r`` unquoted and break the row.
 """
 from __future__ import annotations
 
@@ -17,14 +19,16 @@ COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "coun
            "evidence_text", "top_fix", "top_command", "signatures", "error"]
 
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "'")
 
 
 def csv_cell(value: Any) -> Any:
     """``value`` as a CSV cell that no spreadsheet runs as a formula."""
-    if isinstance(value, str) and len(value) > 1 and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    if "\r" in value:
+        value = value.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + value if len(value) > 1 and value.startswith(FORMULA_START) else value
 
 
 def csv_row(row: dict[str, Any]) -> dict[str, Any]:

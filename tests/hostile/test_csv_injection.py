@@ -13,11 +13,11 @@ from dllogscan.report.table import csv_cell, csv_value
 from tests.hostile.clirun import cli, no_traceback
 
 BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error."
-FORMULAS = ['=HYPERLINK("http://evil","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\t=1", "\r=1", "'=1"]
+FORMULAS = ['=HYPERLINK("http://evil","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\t=1", "\n=1", "'=1"]
 
 
 def formula_like(cell: str) -> bool:
-    return len(cell) > 1 and cell[0] in "=+-@\t\r"
+    return len(cell) > 1 and cell[0] in "=+-@\t\r\n"
 
 
 @pytest.mark.timeout(10)
@@ -26,6 +26,11 @@ def test_cell_round_trip(value):
     cell = csv_cell(value)
     assert not formula_like(cell)
     assert csv_value(cell) == value
+
+
+@pytest.mark.timeout(10)
+def test_a_carriage_return_is_a_newline_and_neutralised():
+    assert csv_cell("\r=1") == "'\n=1" and csv_value(csv_cell("\r=1")) == "\n=1"
 
 
 @pytest.fixture
