@@ -59,7 +59,7 @@ def scan(
     fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github | parquet"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
-    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off."),

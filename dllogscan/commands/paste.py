@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
-        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
