@@ -3,8 +3,9 @@ a BOM, then CRLF lines) and UTF-32, transcoded to UTF-8 as they stream, so every
 sees the same bytes as for any other log.
 
 Rules (``text_encoding``), on the first bytes of the (decompressed) input:
-- a UTF-32 BOM (``FF FE 00 00`` / ``00 00 FE FF``) -> ``utf-32``; checked before UTF-16, whose
-  little-endian BOM is its prefix;
+- a UTF-32 BOM (``FF FE 00 00`` / ``00 00 FE FF``) -> ``utf-32`` when the sample decodes as
+  UTF-32; checked before UTF-16, whose little-endian BOM is its prefix (``FF FE`` then a NUL
+  character is ``FF FE 00 00`` too: that input does not decode as UTF-32 and is UTF-16);
 - a UTF-16 BOM (``FF FE`` / ``FE FF``) -> ``utf-16``;
 - no BOM: UTF-16 only when the sample is mostly ASCII in 16-bit units: at least 70 % of the
   bytes on one parity are NUL and at most 5 % on the other (a NUL-padded UTF-8 log has NULs on
@@ -25,7 +26,7 @@ READ_UNITS = 1 << 20
 
 def text_encoding(head: bytes) -> str | None:
     """The codec to read ``head``'s input with, or None when it is to be read as UTF-8."""
-    if head.startswith(UTF32_BOMS):
+    if head.startswith(UTF32_BOMS) and _decodes(head[: len(head) & ~3], "utf-32"):
         return "utf-32"
     if head.startswith(UTF16_BOMS):
         return "utf-16"
@@ -42,6 +43,14 @@ def text_encoding(head: bytes) -> str | None:
         return None
     text = sample.decode(codec, errors="replace")
     return codec if text.count("\ufffd") <= MAX_REPLACED * len(text) else None
+
+
+def _decodes(sample: bytes, codec: str) -> bool:
+    try:
+        sample.decode(codec)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class Transcoded(io.RawIOBase):

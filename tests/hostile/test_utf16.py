@@ -57,6 +57,16 @@ def test_a_utf16_issue_export_is_flattened():
 
 
 @pytest.mark.timeout(10)
+def test_a_utf16_bom_then_nul_is_not_utf32():
+    """Found by the long Hypothesis run: ``FF FE`` + U+0000 in UTF-16LE is ``FF FE 00 00``, the
+    UTF-32LE BOM."""
+    text = "\x00" + LOG
+    assert text_encoding(codecs.BOM_UTF16_LE + text.encode("utf-16-le")) == "utf-16"
+    result = run(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    assert result.diagnoses[0].cls == "A" and result.lines == 4
+
+
+@pytest.mark.timeout(10)
 @pytest.mark.parametrize("head", [b"", b"plain ascii log line\n" * 4, b"x\x00" * 3 + b"\x00" * 200,
                                   ("ok line\n" * 20).encode() + b"\x00" * 4096, "日本語のログ\n".encode() * 10])
 def test_utf8_and_padding_stay_utf8(head):
