@@ -53,6 +53,12 @@ def _decodes(sample: bytes, codec: str) -> bool:
     return True
 
 
+def as_utf8(data: bytes) -> bytes:
+    """``data`` (a whole input in memory) as UTF-8 when it is UTF-16 or UTF-32, else as is."""
+    encoding = text_encoding(data[:8192])
+    return data.decode(encoding, errors="replace").encode("utf-8", errors="replace") if encoding else data
+
+
 class Transcoded(io.RawIOBase):
     """Reads ``inner`` in ``encoding`` and gives its text as UTF-8 bytes (undecodable units
     become U+FFFD), decoding incrementally so memory stays bounded by one read."""

@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import pipeline, sources
 from ..api import scan_text
 from ..normalize import printable_line
+from ..textcodec import as_utf8
 from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
 from ..redact import Redactor
 from ..report.markdown import to_markdown
@@ -53,7 +54,7 @@ def _decoded(data: bytes, cap: int) -> bytes:
 
 def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> dict[str, Any]:
     """The one-source contract object for ``data``, plus the markdown reply and the evidence in context."""
-    flat, kind = flatten_bytes(_decoded(data, cap))
+    flat, kind = flatten_bytes(as_utf8(_decoded(data, cap)))
     result = scan_text(flat, signatures=signatures, name="paste")
     if kind:
         result = dataclasses.replace(result, document=kind)

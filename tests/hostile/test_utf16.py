@@ -81,3 +81,18 @@ def test_transcoding_streams_in_small_reads():
     while piece := reader.read(4097):
         parts.append(piece)
     assert b"".join(parts).decode("utf-8") == LOG * 5000
+
+
+@pytest.mark.timeout(30)
+def test_a_utf16_upload_to_the_page_shows_readable_context():
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from dllogscan.serve.app import create_app
+
+    r = TestClient(create_app()).post("/api/diagnose-file", content=ENCODED["powershell"],
+                                      headers={"content-type": "application/octet-stream"})
+    doc = r.json()
+    assert r.status_code == 200 and doc["diagnoses"][0]["class"] == "A"
+    shown = {x["line"]: x["text"] for x in doc["context"][0]}
+    assert shown[4].startswith("RuntimeError: DataLoader worker (pid 363)") and shown[4].endswith("Größe 😀")
