@@ -208,3 +208,18 @@ def test_code_span_round_trip(text):
     if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
         inner = inner[1:-1]
     assert inner == " ".join(text.splitlines())
+
+
+@LIMIT
+@settings(RUN, max_examples=max(RUN.max_examples // 4, 10))
+@given(st.lists(ANY_TEXT, max_size=3), ANY_TEXT, st.none() | ANY_TEXT)
+def test_parquet_round_trip(tmp_path_factory, texts, name, error):
+    pd = pytest.importorskip("pandas")
+    from dllogscan.report.table import to_parquet
+
+    result = _result(texts, name, error)
+    path = tmp_path_factory.mktemp("pq") / "r.parquet"
+    to_parquet([result], str(path))
+    back = pd.read_parquet(path).astype(object).where(lambda df: df.notna(), None).to_dict("records")
+    assert [{k: v for k, v in row.items() if isinstance(v, str)} for row in back] == \
+        [{k: v for k, v in row.items() if isinstance(v, str)} for row in rows([result])]
