@@ -15,8 +15,9 @@ from typing import List, Optional
 import typer
 
 from .errors import DllogscanError
-from .quickscan import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, exit_code,  # noqa: F401
-                        final_code, report_errors, scan_paths, write)
+from .quickscan import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_out,  # noqa: F401
+                        error_line, exit_code, final_code, report_errors, scan_paths, starts_with_scan_option, write,
+                        write_text)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -28,7 +29,7 @@ app = typer.Typer(
 
 def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
     """Print one ``Error: ...`` line on stderr and leave with ``code``."""
-    sys.stderr.write(f"Error: {message}\n")
+    error_line(message)
     return typer.Exit(code)
 
 
@@ -40,7 +41,10 @@ def emit(results, fmt: str, out: Optional[Path]) -> None:
         raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
     if fmt == "parquet" and out is None:
         raise fail("--format parquet needs --out FILE")
-    write(results, fmt, out)
+    try:
+        write(results, fmt, out)
+    except DllogscanError as exc:
+        raise fail(str(exc))
 
 
 @app.command(epilog="""[bold]Examples[/bold]
@@ -55,17 +59,21 @@ def scan(
     fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github | parquet"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
-    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off."),
-    redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+    redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are found (errors still exit 2)."),
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
     from . import api
 
+    from .options import check_scan_options
+
     try:
+        check_scan_options(min_confidence, max_bytes)
+        check_out(out)
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))
@@ -128,7 +136,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``."""
     names = _register_commands()
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] not in names and not (args[0].startswith("-") and args[0] != "-"):
+    if args and args[0] not in names and (not args[0].startswith("-") or starts_with_scan_option(args)):
         args.insert(0, "scan")
     try:
         app(args=args, prog_name="dllogscan", standalone_mode=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from . import api, pipeline, sources
 from .correlate import RELEVANT, filter_hits
+from .errors import SourceError
 
 
 def classifier_view(source: sources.Source, scanner) -> list[str]:
@@ -29,6 +30,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
 
 
 def explain(path: str, signatures: list[str]) -> str:
+    """The explanation of one input; raises SourceError when it cannot be read at all."""
     if path == "-":  # read once: the scan and the classifier's view both need it
         data = sys.stdin.buffer.read(sources.DEFAULT_STDIN_LIMIT)
         source = sources.from_bytes(data, "-")
@@ -36,6 +38,8 @@ def explain(path: str, signatures: list[str]) -> str:
         source = api.as_source(Path(path), None, None)
     scanner = pipeline.get_scanner(signatures)
     result = pipeline.run(source, scanner)
+    if result.error and not result.lines:
+        raise SourceError(result.error)  # nothing was read: an error (exit 2), not an explanation
     db = scanner.db
     kept = {id(h) for h in filter_hits(list(result.hits), db)}
     lines = [f"source: {result.source}  lines: {result.lines}  bytes: {result.bytes_read}"]

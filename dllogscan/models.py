@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .printable import escape
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -99,6 +101,14 @@ class ScanResult:
     #: set when the input was a document flattened before scanning (``github-issue``, ``html``, ...):
     #: evidence line numbers then refer to the flattened text
     document: str | None = None
+
+    def __post_init__(self) -> None:
+        """Names and the error line are data that reach terminals and files: controls, escape
+        sequences and undecodable bytes in them are kept as visible escapes (``printable``)."""
+        for attr in ("source", "member", "error"):
+            value = getattr(self, attr)
+            if value is not None:
+                object.__setattr__(self, attr, escape(value))
 
     @property
     def found(self) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .printable import strip_log_controls
+
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 QUOTE_RE = re.compile(r"^(?:[ \t]*>)+[ \t]?")
@@ -25,6 +27,14 @@ def decode(raw: bytes) -> str:
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     return text
+
+
+def printable_line(text: str) -> str:
+    """A raw line to show beside the evidence: ANSI sequences, control and bidi characters
+    removed, nothing else changed."""
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    return strip_log_controls(CONTROL_RE.sub("", text))
 
 
 def strip_prefixes(text: str) -> tuple[str, str | None]:
@@ -52,7 +62,7 @@ def views(raw: bytes | str) -> tuple[list[str], str | None]:
     rank = None
     out: list[str] = []
     for segment in text.split("\r"):
-        segment = CONTROL_RE.sub("", segment)
+        segment = strip_log_controls(CONTROL_RE.sub("", segment))
         if not segment.strip():
             continue
         segment, seg_rank = strip_prefixes(segment)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import lru_cache
-from typing import Iterable
+from typing import BinaryIO, Iterable
 
 from .advise import advise
 from .correlate import correlate
@@ -12,7 +12,9 @@ from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner, ScanOutput
 from .signatures import Database, load_database
-from .sources import STREAM_ERRORS, SNIFF_BYTES, PeekedStream, Source, describe_read_error, sniff
+from .sources import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,
+                      sniff)
+from .textcodec import Transcoded, text_encoding
 
 DEFAULT_MIN_CONFIDENCE = 0.5
 
@@ -45,13 +47,19 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
         with stream:
             try:
                 head = stream.read(SNIFF_BYTES)
+                reader: BinaryIO = stream
+                encoding = text_encoding(head)
+                if encoding:  # UTF-16/32: read on as UTF-8
+                    reader = Transcoded(PeekedStream(head, stream), encoding)  # type: ignore[assignment]
+                    head = reader.read(SNIFF_BYTES)
             except STREAM_ERRORS as exc:
                 return None, f"{source.name}: {describe_read_error(exc)}"
             reason = sniff(head)
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
-            head, document = flatten_stream(head, stream)
-            out = scanner.scan(PeekedStream(head, stream))
+            ahead = KeepReadError(reader)
+            head, document = flatten_stream(head, ahead)
+            out = scanner.scan(PeekedStream(head, reader, ahead.error))
             out.document = document
             if out.read_error:
                 named = out.read_error.startswith(source.name)

@@ -49,23 +49,49 @@ def exit_code(results) -> int:
     return EXIT_CLEAN
 
 
+def check_out(out: Optional[Path]) -> None:
+    """Refuse an ``--out`` that cannot be written (a missing folder, a directory) before any work."""
+    from .errors import UsageError
+
+    if out is None:
+        return
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a directory; name a file")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+
+
+def _writing(out: Path, put) -> None:
+    """Run ``put()``, which writes ``out``; an OSError becomes a UsageError naming the file."""
+    from .errors import UsageError
+
+    try:
+        put()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_text(text: str, out: Optional[Path]) -> None:
+    """``text`` to standard output, or to ``out`` (a write error raises UsageError)."""
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _writing(out, lambda: out.write_text(text, encoding="utf-8"))
+
+
 def write(results, fmt: str, out: Optional[Path]) -> None:
     """Write results in an already-checked ``fmt`` to ``out`` or standard output."""
     from . import report
 
     if fmt == "parquet":
         from .report.table import to_parquet
-        to_parquet(results, str(out))
+        _writing(out, lambda: to_parquet(results, str(out)))  # type: ignore[arg-type]
         return
     if fmt == "text" and out is None:
         from .report.terminal import print_results
         print_results(results)
         return
-    text = report.render(results, fmt)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
+    write_text(report.render(results, fmt), out)
 
 
 def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min_confidence: float,
@@ -78,11 +104,19 @@ def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min
             for p in paths]
 
 
+def error_line(message: object) -> None:
+    """``Error: message`` on stderr, one line, controls in it (a name from the command line)
+    shown as escapes."""
+    from .printable import escape
+
+    sys.stderr.write(f"Error: {escape(str(message))}\n")
+
+
 def report_errors(results) -> None:
     """Each source's error as one ``Error: ...`` line on stderr."""
     for r in results:
         if r.error:
-            sys.stderr.write(f"Error: {r.error}\n")
+            error_line(r.error)
 
 
 def final_code(results, exit_zero: bool) -> int:
@@ -106,14 +140,18 @@ def try_run(args: Sequence[str]) -> Optional[int]:
         return None
     from . import pipeline
 
+    from .options import check_scan_options
+
     try:
+        check_scan_options(ns.min_confidence, ns.max_bytes)
+        check_out(ns.out)
         pipeline.get_scanner(ns.signatures, ns.engine)
+        results = scan_paths(ns.paths, ns.signatures, ns.engine, ns.min_confidence, ns.max_bytes, ns.classifier)
+        report_errors(results)
+        write(results, ns.fmt, ns.out)
     except (DllogscanError, ImportError) as exc:
-        sys.stderr.write(f"Error: {exc}\n")
+        error_line(exc)
         return EXIT_ERROR
-    results = scan_paths(ns.paths, ns.signatures, ns.engine, ns.min_confidence, ns.max_bytes, ns.classifier)
-    report_errors(results)
-    write(results, ns.fmt, ns.out)
     return final_code(results, ns.exit_zero)
 
 
@@ -126,6 +164,14 @@ def _looks_like_input(arg: str) -> bool:
     if arg in ("scan", "explain", "signatures") or arg in {i.name for i in pkgutil.iter_modules(commands.__path__)}:
         return False
     return arg == "-" or Path(arg).is_file()
+
+
+GLOBAL_OPTIONS = ("-h", "--help", "--version", "-V")
+
+
+def starts_with_scan_option(args: Sequence[str]) -> bool:
+    """``dllogscan --format json job.log``: options before the path belong to the plain scan."""
+    return bool(args) and args[0].startswith("-") and args[0] != "-" and args[0] not in GLOBAL_OPTIONS
 
 
 EXIT_PIPE = 141  # 128 + SIGPIPE, as for any tool whose reader closed the pipe
@@ -150,7 +196,7 @@ def _main(argv: Optional[Sequence[str]] = None) -> None:
 
         sys.stdout.write(f"dllogscan {__version__}\n")
         sys.exit(0)
-    if args and (args[0] == "scan" or _looks_like_input(args[0])):
+    if args and (args[0] == "scan" or _looks_like_input(args[0]) or starts_with_scan_option(args)):
         try:
             code = try_run(args[1:] if args[0] == "scan" else args)
         except KeyboardInterrupt:

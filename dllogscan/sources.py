@@ -150,16 +150,26 @@ def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
             raw = open(p, "rb", buffering=0)
         except OSError as exc:
             raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-        return LimitedReader(_decompressing(raw, name), limit, name)  # type: ignore[return-value]
+        return LimitedReader(_opened(raw, name), limit, name)  # type: ignore[return-value]
 
     return Source(name=name, opener=opener, size=st.st_size, limit=limit)
+
+
+def _opened(raw: BinaryIO, name: str) -> BinaryIO:
+    """``_decompressing(raw)``; an I/O error on that first read (``/proc/self/mem``, a failing
+    network filesystem) closes ``raw`` and becomes a SourceError naming the input."""
+    try:
+        return _decompressing(raw, name)
+    except OSError as exc:
+        raw.close()
+        raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
 def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Source:
     """Standard input, capped at ``limit`` bytes so an endless stream cannot run forever."""
 
     def opener() -> BinaryIO:
-        return LimitedReader(_decompressing(sys.stdin.buffer.raw, name), limit, name)  # type: ignore[arg-type, return-value]
+        return LimitedReader(_opened(sys.stdin.buffer.raw, name), limit, name)  # type: ignore[arg-type, return-value]
 
     return Source(name=name, opener=opener, limit=limit)
 
@@ -207,15 +217,22 @@ def sniff(head: bytes) -> str | None:
 
 
 class PeekedStream(io.RawIOBase):
-    """A stream whose first bytes were already read for sniffing."""
+    """A stream whose first bytes were already read for sniffing. ``pending``: a read error met
+    while reading ahead, raised once the head is consumed (so the bytes before it are scanned)."""
 
-    def __init__(self, head: bytes, inner: BinaryIO) -> None:
-        self.head, self.inner = head, inner
+    def __init__(self, head: bytes, inner: BinaryIO, pending: BaseException | None = None) -> None:
+        self.head, self.inner, self.pending = head, inner, pending
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
+        if self.pending is not None and not self.head:
+            exc, self.pending = self.pending, None
+            raise exc
+        if self.pending is not None and (size < 0 or size >= len(self.head)):
+            head, self.head = self.head, b""
+            return head
         if self.head:
             if size < 0 or size >= len(self.head):
                 head, self.head = self.head, b""
@@ -228,6 +245,26 @@ class PeekedStream(io.RawIOBase):
     def close(self) -> None:
         self.inner.close()
         super().close()
+
+
+class KeepReadError(io.RawIOBase):
+    """Reads ``inner`` and turns a read error into the end of the stream, kept in ``error``
+    (for reading ahead: the error is raised later, where the scanner reports it)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner, self.error = inner, None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self.error is not None:
+            return b""
+        try:
+            return self.inner.read(size)
+        except (SourceError, *STREAM_ERRORS) as exc:
+            self.error = exc
+            return b""
 
 
 def describe_read_error(exc: BaseException) -> str:

@@ -37,7 +37,7 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
     out = Path(out)
     writer = Writer(format_for(out), out)
     try:
-        run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress)
+        run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress, skip=[str(out)])
     finally:
         writer.close()
     return read_results(out)
@@ -55,7 +55,10 @@ def read_results(path: str | Path):
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "csv":
-        return pd.read_csv(path, dtype=str, keep_default_na=False).replace("", None).pipe(_typed)
+        from ..report.table import csv_value
+
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        return table.map(csv_value).replace("", None).pipe(_typed)
     import json
 
     from ..models import Diagnosis, Evidence, Fix, ScanResult

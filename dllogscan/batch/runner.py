@@ -2,8 +2,9 @@
 cross-file pass may change, write everything else as it arrives."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from . import engines, walk
 from .crossfile import CrossFile, pending
@@ -20,16 +21,27 @@ class Stats:
     seconds: float = 0.0
 
 
+def without(work: Iterable[list[str]], skip: Iterable[str]) -> Iterator[list[str]]:
+    """The chunks of ``work`` without the files named in ``skip`` (the batch's own output file,
+    which may sit in a folder being scanned), compared by their real paths."""
+    skipped = {os.path.realpath(p) for p in skip}
+    for chunk in work:
+        kept = [p for p in chunk if os.path.realpath(p) not in skipped] if skipped else chunk
+        if kept:
+            yield kept
+
+
 def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Config | None = None,
               engine: str = "local", jobs: int | None = None, scheduler: str | None = None,
-              progress: bool | None = None) -> Stats:
-    """Scan every source under ``paths``, passing each finished record to ``sink``."""
+              progress: bool | None = None, skip: Iterable[str] = ()) -> Stats:
+    """Scan every source under ``paths``, passing each finished record to ``sink``; the files in
+    ``skip`` (the output being written) are not sources."""
     config = config or Config()
     cross = CrossFile(database(config))  # loads (and checks) the signatures before any work
     held: list[Record] = []
     with Progress(progress) as bar:
         try:
-            for rec in engines.run(walk.chunks(paths), config, engine, jobs, scheduler):
+            for rec in engines.run(without(walk.chunks(paths), skip), config, engine, jobs, scheduler):
                 cross.add(rec)
                 bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read)
                 if pending(rec):

@@ -37,21 +37,33 @@ def render(tables: dict[str, Any], fmt: str) -> str:
             body = _markdown(table) if len(table) else "(none)"
             parts.append(f"## {name}\n\n{body}\n")
         else:
-            parts.append(f"# {name}\n{table.to_csv()}")
+            parts.append(f"# {name}\n{_csv(table)}")
     return "\n".join(parts)
+
+
+def _csv(table: Any) -> str:
+    """The table as CSV, its text cells (nodes, signature ids: input) safe for a spreadsheet."""
+    from ..report.table import csv_cell
+
+    safe = table.map(csv_cell)
+    safe.index = safe.index.map(csv_cell)
+    return safe.to_csv()
 
 
 def _markdown(table: Any) -> str:
     flat = table.reset_index() if table.index.name else table
-    cols = [str(c) for c in flat.columns]
+    from ..report.markdown import cell
+
+    cols = [cell(c) for c in flat.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in flat.itertuples(index=False)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in flat.itertuples(index=False)]
     return "\n".join(lines)
 
 
 def print_rich(tables: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     for name, table in tables.items():
@@ -63,7 +75,7 @@ def print_rich(tables: dict[str, Any]) -> None:
         for col in table.columns:
             t.add_column(str(col), justify="right" if table[col].dtype.kind in "iuf" else "left")
         for idx, row in table.iterrows():
-            t.add_row(*([str(idx)] if keep_index else []), *[str(v) for v in row])
+            t.add_row(*([Text(str(idx))] if keep_index else []), *[Text(str(v)) for v in row])  # no markup
         if not len(table):
             t.add_row(*(["(none)"] + [""] * (len(t.columns) - 1)) if t.columns else [])
         console.print(t)

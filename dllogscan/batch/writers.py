@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import UsageError
+from ..report.table import csv_row
 from .rows import COLUMNS, to_object, to_row
 from .worker import Record
 
@@ -42,7 +43,7 @@ class Writer:
             self.stream.write(json.dumps(to_object(record), ensure_ascii=False) + "\n")  # type: ignore[union-attr]
             self.stream.flush()  # type: ignore[union-attr]
         elif self.fmt == "csv":
-            self._csv.writerow(to_row(record))
+            self._csv.writerow(csv_row(to_row(record)))
             self.stream.flush()  # type: ignore[union-attr]
         else:
             self.rows.append(to_row(record))

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
         no_default_signatures: bool = typer.Option(False, help="Use only the --signatures files."),
-        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
         prefilter: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
         classifier: str = typer.Option("weak", help="Text classifier: weak (only to weigh weak signature verdicts) | auto | on | off."),
         progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)."),
@@ -43,7 +43,10 @@ def register(app: typer.Typer) -> None:
         from ..cli import EXIT_CLEAN, EXIT_FOUND, EXIT_PARTIAL, fail
         from ..errors import DllogscanError
 
+        from ..options import check_min_confidence
+
         try:
+            check_min_confidence(min_confidence)
             if out is not None:
                 writer = Writer(format_for(out), out)
             elif fmt == "jsonl":
@@ -53,7 +56,8 @@ def register(app: typer.Typer) -> None:
             config = Config(tuple(str(s) for s in signatures), not no_default_signatures, prefilter, min_confidence,
                             classifier=classifier)
             try:
-                stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress)
+                stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress,
+                                  skip=[str(out)] if out is not None else [])
             finally:
                 writer.close()
         except BrokenPipeError:

@@ -1,7 +1,6 @@
 """``dllogscan paste``: diagnose what is pasted into the terminal (until Ctrl-D) or piped in."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,18 +17,22 @@ def register(app: typer.Typer) -> None:
     def paste(
         fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
-        redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
-        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure."),
+        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
-        from ..cli import emit, exit_code, fail
+        from ..cli import check_out, emit, exit_code, fail, report_errors
         from ..errors import DllogscanError
         from ..triage import read_paste
 
+        from ..options import check_scan_options
+
         try:
+            check_scan_options(min_confidence, max_bytes)
+            check_out(out)
             result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))
@@ -37,7 +40,6 @@ def register(app: typer.Typer) -> None:
         if redact:
             from ..redact import redact_results
             results = redact_results(results)
-        if results[0].error:
-            sys.stderr.write(f"Error: {results[0].error}\n")
+        report_errors(results)
         emit(results, fmt, out)
         raise typer.Exit(exit_code(results))

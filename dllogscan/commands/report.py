@@ -2,7 +2,6 @@
 duplicate key)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,18 +17,22 @@ def register(app: typer.Typer) -> None:
     def report_cmd(
         target: str = typer.Argument(..., help="A log file, or - for standard input."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
-        redact: bool = typer.Option(False, "--redact", help="Hide hosts, users, IPs, job ids and e-mails."),
+        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
     ) -> None:
         """Write an issue body: environment facts, signature ids, evidence and a duplicate key."""
-        from ..cli import exit_code, fail
+        from ..cli import check_out, exit_code, fail, report_errors, write_text
         from ..errors import DllogscanError
         from ..report.issue_body import to_issue_body
         from ..triage import scan_one
 
+        from ..options import check_max_bytes
+
         try:
+            check_max_bytes(max_bytes)
+            check_out(out)
             result = scan_one(target, [str(s) for s in signatures], engine, max_bytes)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))
@@ -38,12 +41,11 @@ def register(app: typer.Typer) -> None:
             from ..redact import redact_results
             results = redact_results(results)
         if result.error:
-            sys.stderr.write(f"Error: {results[0].error}\n")
+            report_errors(results)
             if not result.lines:
                 raise typer.Exit(exit_code(results))
-        text = to_issue_body(results)
-        if out is None:
-            sys.stdout.write(text)
-        else:
-            out.write_text(text, encoding="utf-8")
+        try:
+            write_text(to_issue_body(results), out)
+        except DllogscanError as exc:
+            raise fail(str(exc))
         raise typer.Exit(exit_code(results))

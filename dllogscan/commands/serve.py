@@ -22,6 +22,12 @@ def register(app: typer.Typer) -> None:
         """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
         from ..cli import fail
         from ..errors import DllogscanError
+        from ..options import check_max_bytes
+
+        try:
+            check_max_bytes(max_bytes)
+        except DllogscanError as exc:
+            raise fail(str(exc))
 
         try:
             import uvicorn

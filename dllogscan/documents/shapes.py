@@ -1,16 +1,30 @@
 """Issue-tracker exports: recognise the JSON shape and read title, body and comments in order."""
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from .html_text import html_to_text
+
+
+def text_of(value: Any) -> str:
+    """A field of an untrusted export as text, whatever its JSON type: a string as is, null as
+    empty, a number, list or object as its JSON (``"body": 5`` is the text ``5``, never a crash)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return ""
 
 
 def _author(item: dict[str, Any]) -> str:
     author = item.get("author") or item.get("user") or item.get("username") or ""
     if isinstance(author, dict):
         author = author.get("login") or author.get("username") or author.get("name") or ""
-    return str(author)
+    return text_of(author)
 
 
 def _section(label: str, author: str, text: str) -> str:
@@ -25,10 +39,10 @@ def is_github(doc: Any) -> bool:
 
 def github(doc: dict[str, Any]) -> str:
     """``gh issue view N --json title,body,comments`` (also the REST issue object)."""
-    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), doc.get("body") or "")]
+    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("body")))]
     for i, c in enumerate(doc.get("comments") or [], start=1):
         if isinstance(c, dict):
-            parts.append(_section(f"comment {i}", _author(c), str(c.get("body") or "")))
+            parts.append(_section(f"comment {i}", _author(c), text_of(c.get("body"))))
     return "\n".join(parts)
 
 
@@ -39,10 +53,10 @@ def is_gitlab(doc: Any) -> bool:
 
 def gitlab(doc: dict[str, Any]) -> str:
     """A GitLab issue export: title, description, then ``notes[].body`` (system notes skipped)."""
-    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), doc.get("description") or "")]
+    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("description")))]
     notes = [n for n in doc.get("notes") or [] if isinstance(n, dict) and not n.get("system")]
     for i, n in enumerate(notes, start=1):
-        parts.append(_section(f"note {i}", _author(n), str(n.get("body") or "")))
+        parts.append(_section(f"note {i}", _author(n), text_of(n.get("body"))))
     return "\n".join(parts)
 
 
@@ -53,11 +67,12 @@ def is_discourse(doc: Any) -> bool:
 
 def discourse(doc: dict[str, Any]) -> str:
     """A Discourse topic (``/t/<id>.json``): the title, then each post's cooked HTML as text."""
-    parts = [f"# {doc.get('title') or doc.get('fancy_title') or ''}\n"]
+    parts = [f"# {text_of(doc.get('title') or doc.get('fancy_title'))}\n"]
     for p in doc["post_stream"]["posts"]:
         if isinstance(p, dict):
-            text = html_to_text(str(p.get("cooked") or "")) if p.get("cooked") else str(p.get("raw") or "")
-            parts.append(_section(f"post {p.get('post_number', '?')}", _author(p), text))
+            cooked = p.get("cooked")
+            text = html_to_text(text_of(cooked)) if cooked else text_of(p.get("raw"))
+            parts.append(_section(f"post {text_of(p.get('post_number', '?'))}", _author(p), text))
     return "\n".join(parts)
 
 

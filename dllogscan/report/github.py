@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
+from ..printable import strip_controls
 
 MAX_ERRORS = 10
 MAX_MESSAGE = 4000
@@ -65,4 +66,4 @@ def to_github(results: Sequence[ScanResult]) -> str:
     if left_out:
         out.append(command("notice", f"dllogscan: {left_out} more diagnoses not annotated "
                                      f"(GitHub shows at most {MAX_ERRORS} errors per step)"))
-    return "".join(line + "\n" for line in out)
+    return "".join(strip_controls(line) + "\n" for line in out)

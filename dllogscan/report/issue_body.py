@@ -8,7 +8,8 @@ import sys
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
-from .markdown import fence, verdict
+from ..printable import strip_controls
+from .markdown import code, fence, verdict
 
 KEY_PART_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -53,17 +54,17 @@ def to_issue_body(results: Sequence[ScanResult]) -> str:
             out += [f"Duplicate key: `{duplicate_key(d)}`", ""]
         out += ["#### Environment", "", "| | |", "| --- | --- |"]
         out += [f"| {k} | {v} |" for k, v in environment()]
-        out += ["", f"Source: `{r.source}` ({r.lines} lines{', read as a ' + r.document if r.document else ''})", ""]
+        out += ["", f"Source: {code(r.source)} ({r.lines} lines{', read as a ' + r.document if r.document else ''})", ""]
         if r.error:
-            out += [f"Could not read it fully: {r.error}", ""]
+            out += [f"Could not read it fully: {code(r.error)}", ""]
         for i, diag in enumerate(r.diagnoses, start=1):
             out += [f"#### {i}. Class {diag.cls}/{diag.subclass or '-'} ({diag.confidence:.0%})", "",
                     f"- key: `{duplicate_key(diag)}`",
                     f"- signatures: {', '.join(f'`{s}`' for s in diag.signatures) or diag.method}"]
-            out += [f"- {k}: `{v}`" for k, v in sorted(diag.facts.items())]
+            out += [f"- {k}: {code(str(v))}" for k, v in sorted(diag.facts.items())]
             out += ["", "Evidence:", ""] + fence([f"{e.line}: {e.text}" for e in diag.evidence], "text")
             if diag.fixes:
                 out += ["", f"Suggested first fix: **{diag.fixes[0].title}**"]
             out.append("")
-    out.append("<sub>Written by dllogscan report; review before filing (`--redact` hides hosts, users, IPs, job ids, e-mails).</sub>")
-    return "\n".join(out).rstrip() + "\n"
+    out.append("<sub>Written by dllogscan report; review before filing (`--redact` hides credentials, hosts, users, IPs, job ids, e-mails).</sub>")
+    return strip_controls("\n".join(out).rstrip() + "\n")

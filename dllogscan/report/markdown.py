@@ -2,9 +2,11 @@
 and, when the verdict is unsure, the one command to run next to settle it."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
+from ..printable import strip_controls
 
 CLASS_NAMES = {
     "A": "shared memory (/dev/shm) exhausted",
@@ -21,6 +23,32 @@ def fence(lines: Sequence[str], lang: str = "", prefix: str = "") -> list[str]:
     while any(ticks in line for line in lines):
         ticks += "`"
     return [f"{prefix}{ticks}{lang}"] + [f"{prefix}{line}" for line in lines] + [f"{prefix}{ticks}"]
+
+
+BACKTICKS_RE = re.compile(r"`+")
+
+
+def code(text: str) -> str:
+    """``text`` as an inline code span that nothing in it can end: the delimiter is one backtick
+    longer than the longest run inside, padded with a space when the text starts or ends with a
+    backtick. Inside a code span, ``@mentions``, links and images are inert. A span is one line,
+    so line breaks become spaces."""
+    text = " ".join(text.splitlines())
+    ticks = "`" * (max((len(m) for m in BACKTICKS_RE.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+PLAIN_CELL_RE = re.compile(r"[\w .,()+/-]*")
+
+
+def cell(value: object) -> str:
+    """A table cell from input (a node, a day, a signature id): as is when it is plain words,
+    else an inline code span with ``|`` escaped, so no cell can hold a live link or mention."""
+    text = str(value)
+    if PLAIN_CELL_RE.fullmatch(text) and "//" not in text and "www." not in text.lower():
+        return text
+    return code(text).replace("|", "\\|")
 
 
 def verdict(r: ScanResult) -> str:
@@ -68,13 +96,13 @@ def _next_check(r: ScanResult) -> list[str]:
 def to_markdown(results: Sequence[ScanResult]) -> str:
     out: list[str] = []
     for r in results:
-        out += [f"## dllogscan: `{r.source}`", "", verdict(r), ""]
+        out += [f"## dllogscan: {code(r.source)}", "", verdict(r), ""]
         if r.document:
             out += [f"_Read as a {r.document}: line numbers refer to its text flattened in order "
                     "(title, body, comments)._", ""]
         if r.error:
-            out += [f"**Could not read it fully:** {r.error}", ""]
+            out += [f"**Could not read it fully:** {code(r.error)}", ""]
         for i, d in enumerate(r.diagnoses, start=1):
             out += _diagnosis(d, i)
         out += _next_check(r)
-    return "\n".join(out).rstrip() + "\n"
+    return strip_controls("\n".join(out).rstrip() + "\n")

@@ -1,4 +1,12 @@
-"""Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet."""
+"""Flat rows (one per diagnosis, or one per source when nothing was found): CSV and Parquet.
+
+CSV cells are made safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell of two or
+more characters that starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a newline (which a
+spreadsheet may run as a formula) gets a leading ``'``; so does one that starts with ``'``, so
+that ``csv_value`` can take exactly that quote off again when results are read back. A carriage
+return inside a cell is written as a newline: with ``\n`` line ends Python's csv module would
+leave a lone ``\r`` unquoted and break the row.
+"""
 from __future__ import annotations
 
 import csv
@@ -9,6 +17,29 @@ from ..models import ScanResult
 
 COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "count", "evidence_line",
            "evidence_text", "top_fix", "top_command", "signatures", "error"]
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "'")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV cell that no spreadsheet runs as a formula."""
+    if not isinstance(value, str):
+        return value
+    if "\r" in value:
+        value = value.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + value if len(value) > 1 and value.startswith(FORMULA_START) else value
+
+
+def csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: csv_cell(v) for k, v in row.items()}
+
+
+def csv_value(cell: str) -> str:
+    """The value ``csv_cell`` wrote as ``cell`` (its guard quote taken off)."""
+    if len(cell) > 2 and cell[0] == "'" and cell[1:].startswith(FORMULA_START):
+        return cell[1:]
+    return cell
 
 
 def rows(results: Sequence[ScanResult]) -> list[dict[str, Any]]:
@@ -35,7 +66,7 @@ def to_csv(results: Sequence[ScanResult]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows(results))
+    writer.writerows(csv_row(row) for row in rows(results))
     return buf.getvalue()
 
 

@@ -5,8 +5,16 @@ import io
 from typing import Sequence
 
 from ..models import Diagnosis, ScanResult
+from ..printable import strip_controls
 
 CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue"}
+
+
+def _text(text: str, style: str = ""):
+    """A rich Text (never markup) of ``text`` without control characters."""
+    from rich.text import Text
+
+    return Text(strip_controls(text), style=style)
 
 
 def _hanging(label: str, text: str, label_style: str = "dim", text_style: str = "", width: int = 9):
@@ -33,20 +41,20 @@ def _diagnosis_renderables(d: Diagnosis, rank: int) -> list:
     head.append(f"  {d.confidence:.0%} sure", style="bold")
     if d.count > 1:
         head.append(f"  ({d.count} times)", style="dim")
-    body: list = [Text(d.title, style="bold")]
+    body: list = [_text(d.title, "bold")]
     if d.evidence:
         body.append(Text("\nEvidence", style="underline"))
-        body += [_hanging(str(e.line), Text(e.text)) for e in d.evidence]
+        body += [_hanging(str(e.line), _text(e.text)) for e in d.evidence]
     for note in d.notes:
-        body.append(Text(f"\n{note}", style="italic"))
+        body.append(_text(f"\n{note}", "italic"))
     if d.fixes:
         body.append(Text("\nWhat to do", style="underline"))
         for f in d.fixes:
-            body.append(_hanging(f"{f.rank}.", Text.assemble((f.title, "bold"), f" — {f.why}"), "bold", width=4))
+            body.append(_hanging(f"{f.rank}.", Text.assemble((strip_controls(f.title), "bold"), f" — {strip_controls(f.why)}"), "bold", width=4))
             for c in f.commands:
-                body.append(_hanging("$", Text(c), "green", "green", width=6))
+                body.append(_hanging("$", _text(c), "green", "green", width=6))
             if f.code:
-                body.append(_hanging("", Text(f.code.strip("\n")), text_style="cyan", width=6))
+                body.append(_hanging("", _text(f.code.strip("\n")), text_style="cyan", width=6))
     from rich.console import Group
     return [Panel(Group(*body), title=head, title_align="left", border_style=style), Padding("", (0, 0))]
 

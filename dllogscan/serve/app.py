@@ -13,6 +13,9 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import pipeline, sources
+from ..api import scan_text
+from ..normalize import printable_line
+from ..textcodec import as_utf8
 from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
 from ..redact import Redactor
 from ..report.markdown import to_markdown
@@ -51,8 +54,8 @@ def _decoded(data: bytes, cap: int) -> bytes:
 
 def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> dict[str, Any]:
     """The one-source contract object for ``data``, plus the markdown reply and the evidence in context."""
-    flat, kind = flatten_bytes(_decoded(data, cap))
-    result = pipeline.run(sources.from_bytes(flat, "paste"), pipeline.get_scanner(signatures))
+    flat, kind = flatten_bytes(as_utf8(_decoded(data, cap)))
+    result = scan_text(flat, signatures=signatures, name="paste")
     if kind:
         result = dataclasses.replace(result, document=kind)
     lines = flat.decode("utf-8", errors="replace").splitlines()
@@ -68,7 +71,7 @@ def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> 
                          if 1 <= n <= len(lines)})
         block = []
         for n in wanted:
-            text = lines[n - 1][:MAX_CONTEXT_CHARS]
+            text = printable_line(lines[n - 1])[:MAX_CONTEXT_CHARS]
             block.append({"line": n, "text": redactor.text(text) if redactor else text, "evidence": n in marked})
         out["context"].append(block)
     return out

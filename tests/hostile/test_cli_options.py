@@ -1,0 +1,96 @@
+"""Options before the path work; option values that would silently report nothing are refused;
+``batch`` never scans the file it writes (issue 12, section 2)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.hostile.clirun import cli, no_traceback
+
+BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error.\n"
+MY_SIG = '''
+[[signature]]
+id = "A.shm-full.my-runtime"
+class = "A"
+subclass = "shm-full"
+title = "My runtime could not map a shared-memory batch"
+role = "failure"
+keywords = ["shm_map failed"]
+pattern = \'\'\'shm_map failed for (?P<path>/dev/shm/\\S+)\'\'\'
+weight = 0.9
+examples = ["E shm_map failed for /dev/shm/torch_1_2", "[rank1]: E shm_map failed for /dev/shm/x", "> shm_map failed for /dev/shm/y"]
+counter_examples = ["shm_map succeeded for /dev/shm/x", "map failed for /tmp/x"]
+'''
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "job.log"
+    path.write_text(BUS)
+    return path
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("before", [["--format", "json"], ["-f", "json", "--exit-zero"], ["--redact", "-f", "json"],
+                                    ["--min-confidence", "0.2", "-f", "json"]])
+def test_options_before_the_path(log, before):
+    proc = cli(*before, str(log))
+    no_traceback(proc)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
+
+
+@pytest.mark.timeout(60)
+def test_signatures_before_the_path(tmp_path):
+    sig = tmp_path / "my.toml"
+    sig.write_text(MY_SIG)
+    log = tmp_path / "job.log"
+    log.write_text("E shm_map failed for /dev/shm/torch_9\n")
+    proc = cli("-s", str(sig), str(log), "-f", "json")
+    no_traceback(proc)
+    assert json.loads(proc.stdout)["diagnoses"][0]["signatures"] == ["A.shm-full.my-runtime"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("args, message", [
+    (["--min-confidence", "nan"], "--min-confidence must be between 0 and 1 (got nan)"),
+    (["--min-confidence", "5"], "--min-confidence must be between 0 and 1 (got 5.0)"),
+    (["--min-confidence", "-0.5", "--redact"], "--min-confidence must be between 0 and 1 (got -0.5)"),
+    (["--max-bytes", "-5"], "--max-bytes must be a positive number of bytes (got -5)"),
+    (["report", "--max-bytes", "0"], "--max-bytes must be a positive number of bytes (got 0)"),
+    (["batch", "--min-confidence", "inf"], "--min-confidence must be between 0 and 1 (got inf)"),
+])
+def test_values_that_report_nothing_are_refused(log, args, message):
+    proc = cli(*args, str(log))
+    assert proc.returncode == 2
+    assert no_traceback(proc).splitlines() == [f"Error: {message}"]
+
+
+@pytest.mark.timeout(60)
+def test_paste_refuses_a_bad_confidence():
+    proc = cli("paste", "--min-confidence", "nan", stdin=BUS.encode())
+    assert proc.returncode == 2 and no_traceback(proc).startswith("Error: --min-confidence")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", ["x.jsonl", "x.csv"])
+def test_batch_does_not_scan_its_own_output(tmp_path, name):
+    (tmp_path / "a.log").write_text(BUS)
+    out = tmp_path / name
+    for _ in range(2):  # the second run finds the first run's file in the folder
+        proc = cli("batch", f"{tmp_path}/", "--out", str(out))
+        no_traceback(proc)
+        assert proc.returncode == 1
+    assert no_traceback(proc).startswith("1 sources, 1 with failures")
+    assert len(out.read_text().splitlines()) == (1 if name.endswith("jsonl") else 2)
+
+
+@pytest.mark.timeout(60)
+def test_scan_many_does_not_read_its_own_output(tmp_path):
+    import dllogscan
+
+    (tmp_path / "a.log").write_text(BUS)
+    for _ in range(2):
+        df = dllogscan.scan_many([str(tmp_path)], out=tmp_path / "r.jsonl", jobs=1)
+    assert list(df["source"]) == [str(tmp_path / "a.log")]

@@ -1,0 +1,137 @@
+"""``--redact`` hides credentials (detect-secrets' detectors plus ours) and the identifiers the
+issue listed, keeps a pid that equals a job id, and applies in every format, ``report`` and the
+server's context lines included (issue 12, section 3)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dllogscan.credentials import find
+from dllogscan.redact import Redactor
+from tests.hostile.clirun import cli, no_traceback
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+#: (line, what must vanish, what must stay)
+CASES = [
+    ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID="),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 used", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "token"),
+    ("HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "HF_TOKEN="),
+    (f"Authorization: Bearer {JWT}", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "Authorization: Bearer"),
+    ('curl -H "Authorization: Bearer abcdefgh12345678" https://api', "abcdefgh12345678", "curl"),
+    ("+ export WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef", "WANDB_API_KEY="),
+    ("api key 89abcdef0123456789abcdef0123456789abcdef", "89abcdef0123456789abcdef0123456789abcdef", "api key"),
+    ("password=hunter22 login", "hunter22", "login"),
+    ("https://alice:s3cretpw@proxy.internal:3128", "s3cretpw", "https://"),
+    ("gpu03.hpc.uni-x.de: RuntimeError: boom", "gpu03", "RuntimeError: boom"),
+    ("SLURMD_NODENAME=gpu07", "gpu07", "SLURMD_NODENAME="),
+    ("SLURM_NODELIST=gpu[01-04],cpu7", "gpu[01-04]", "SLURM_NODELIST="),
+    ("hostname: trainbox", "trainbox", "hostname:"),
+    ("open /scratch/alice/run1/data.h5", "alice", "/scratch/"),
+    ("ckpt at /lustre/fs1/users/bob/ckpt", "bob", "/lustre/fs1/users/"),
+    ("user=carol opened a session", "carol", "opened a session"),
+    ("SLURM_ARRAY_JOB_ID=98765", "98765", "SLURM_ARRAY_JOB_ID="),
+    ("git clone git@internal-git:team/repo.git", "internal-git", "git@"),
+]
+#: lines that must come out unchanged
+KEPT = [
+    "torch git version: 7bcf7da3a268b435777fe87c7794c382f444e86d",
+    'File "/usr/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch',
+    "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.",
+    "see https://pytorch.org/docs/stable/data.html and torch.utils.data.dataloader",
+    "loader = DataLoader(ds, batch_size=64, num_workers=8, prefetch_factor=2)",
+    "model.ckpt.pt saved; tokenizer=bert max_tokens=512",
+]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("line, gone, kept", CASES)
+def test_each_rule(line, gone, kept):
+    out = Redactor().text(line)
+    assert gone not in out and kept in out, out
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("line", KEPT)
+def test_near_misses_stay(line):
+    assert Redactor().text(line) == line
+    assert find(line) == []
+
+
+@pytest.mark.timeout(20)
+def test_a_pid_equal_to_a_job_id_stays_a_pid():
+    r = Redactor()
+    r.learn({"job_id": "4242"})
+    assert r.text("job 4242 failed") == "job <job-1> failed"
+    assert r.text("DataLoader worker (pid 4242) is killed by signal: Killed.").endswith("(pid 4242) is killed by signal: Killed.")
+    assert r.text("Killed process 4242 (python)") == "Killed process 4242 (python)"
+    assert r.facts({"pid": "4242", "num_workers": "16"}) == {"pid": "4242", "num_workers": "16"}
+
+
+LOG = "\n".join([
+    "SLURM_JOB_ID=4242",
+    "SLURMD_NODENAME=gpu07",
+    "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
+    f"Authorization: Bearer {JWT}",
+    "Traceback (most recent call last):",
+    '  File "/scratch/alice/train.py", line 9, in <module>',
+    "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. AKIAIOSFODNN7EXAMPLE",
+    "",
+])
+SECRETS = ["hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+           "AKIAIOSFODNN7EXAMPLE", "alice", "gpu07"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("args", [["-f", "text"], ["-f", "json"], ["-f", "jsonl"], ["-f", "md"], ["-f", "csv"],
+                                  ["-f", "github"], ["report"], ["paste", "-f", "md"]])
+def test_every_format(tmp_path, args):
+    log = tmp_path / "job.log"
+    log.write_text(LOG)
+    if args[0] == "report":
+        proc = cli("report", str(log), "--redact")
+    elif args[0] == "paste":
+        proc = cli(*args, "--redact", stdin=LOG.encode())
+    else:
+        proc = cli("scan", str(log), "--redact", *args)
+    no_traceback(proc)
+    out = proc.stdout.decode()
+    assert "pid 4242" in out.replace("\n", " ") or args[1:] == ["csv"] or args == ["-f", "github"]
+    for secret in SECRETS:
+        assert secret not in out, (secret, out)
+
+
+@pytest.mark.timeout(120)
+def test_parquet(tmp_path):
+    pd = pytest.importorskip("pandas")
+    log = tmp_path / "job.log"
+    log.write_text(LOG)
+    no_traceback(cli("scan", str(log), "--redact", "-f", "parquet", "--out", str(tmp_path / "r.parquet")))
+    text = pd.read_parquet(tmp_path / "r.parquet").to_json()
+    assert not [s for s in SECRETS if s in text]
+
+
+@pytest.mark.timeout(30)
+def test_server_context_lines():
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from dllogscan.serve.app import create_app
+
+    doc = TestClient(create_app()).post("/api/diagnose", json={"text": LOG, "redact": True}).json()
+    text = json.dumps(doc)
+    assert doc["context"] and not [s for s in SECRETS if s in text]
+
+
+@pytest.mark.timeout(60)
+def test_a_plain_scan_does_not_import_the_detector(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(LOG)
+    code = ("import sys; from dllogscan import quickscan\n"
+            f"try:\n    quickscan.main([{str(log)!r}, '-f', 'json'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('detect_secrets', 'dllogscan.redact', 'requests') if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
