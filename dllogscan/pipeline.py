@@ -50,7 +50,10 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             reason = sniff(head)
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
-            head, document = flatten_stream(head, stream)
+            if source.as_is:
+                document = source.document
+            else:
+                head, document = flatten_stream(head, stream)
             out = scanner.scan(PeekedStream(head, stream))
             out.document = document
             if out.read_error:

@@ -7,6 +7,7 @@ import io
 import lzma
 import os
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -20,8 +21,9 @@ ZIP_MAGIC = b"PK\x03\x04"
 DEFAULT_STDIN_LIMIT = 512 * 1024 * 1024
 MAX_INFLATE_RATIO = 200
 INFLATE_RATIO_FLOOR = 256 * 1024 * 1024
-#: errors a decompressor raises mid-stream on a corrupt or truncated file
-STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, ValueError)
+#: errors a decompressor raises mid-stream on a corrupt or truncated file (gzip raises
+#: zlib.error, not an OSError, for a corrupt deflate block)
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, ValueError, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Source:
     opener: Callable[[], BinaryIO]
     size: int | None = None
     limit: int | None = None
+    #: bytes already decompressed and flattened (``from_flat``): read as they are
+    as_is: bool = False
+    document: str | None = None
 
     def open(self) -> BinaryIO:
         return self.opener()
@@ -167,6 +172,12 @@ def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Sour
 def from_bytes(data: bytes, name: str = "text") -> Source:
     """In-memory input (the Python API's text, a paste, an archive member already read)."""
     return Source(name=name, opener=lambda: _decompressing(io.BytesIO(data), name), size=len(data))
+
+
+def from_flat(data: bytes, name: str, document: str | None = None) -> Source:
+    """Bytes already decompressed and flattened (``document``: the kind they were flattened
+    from), to be scanned as they are: never decompressed or flattened a second time."""
+    return Source(name=name, opener=lambda: io.BytesIO(data), size=len(data), as_is=True, document=document)
 
 
 def from_text(text: str, name: str = "text") -> Source:
