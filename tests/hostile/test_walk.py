@@ -17,6 +17,24 @@ from dllogscan.batch.walk import _glob, expand
 BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
 
 
+def _remove_deep(root) -> None:
+    """Remove a deep tree with a stack of our own (shutil.rmtree and os.walk recurse once per
+    level on Python 3.11, so pytest's tmp_path clean-up would fail past the recursion limit)."""
+    stack = [str(root)]
+    while stack:
+        subdirs = []
+        with os.scandir(stack[-1]) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+        if subdirs:
+            stack += subdirs
+        else:
+            os.rmdir(stack.pop())
+
+
 def _deep_tree(root, levels: int) -> str:
     path = str(root)
     (root / "top.log").write_text("hello\n")
@@ -31,7 +49,13 @@ def _deep_tree(root, levels: int) -> str:
 def test_tree_deeper_than_the_recursion_limit(tmp_path):
     root = tmp_path / "deep"
     root.mkdir()
-    deepest = _deep_tree(root, 1500)
+    try:
+        _check_deep_tree(root, _deep_tree(root, 1500))
+    finally:
+        _remove_deep(root)
+
+
+def _check_deep_tree(root, deepest: str) -> None:
     assert 1500 > sys.getrecursionlimit() // 2
     start = time.perf_counter()
     found = list(expand([str(root)]))
