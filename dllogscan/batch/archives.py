@@ -164,12 +164,8 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
                 continue
             name = prefix + info.filename
             total += info.file_size
-            compressed += info.compress_size
             if count > limits.members or total > limits.total_bytes:
                 yield Member(name, None, info.file_size, error="archive over its member-count or size limit; rest not read")
-                return
-            if not tally.add(info.file_size, limits):  # a bomb split over members each under the floor
-                yield Member(name, None, info.file_size, error=BOMB_ERROR.format(limits.ratio))
                 return
             if info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(info.compress_size, 1):
                 yield Member(name, None, info.file_size, error=f"member decompresses more than {limits.ratio}x its size "
@@ -178,6 +174,10 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
             if info.flag_bits & 0x1:
                 yield Member(name, None, info.file_size, error="encrypted zip member; not read")
                 continue
+            compressed += info.compress_size  # of the members read: one skipped above counts neither way
+            if not tally.add(info.file_size, limits):  # a bomb split over members each under the floor
+                yield Member(name, None, info.file_size, error=BOMB_ERROR.format(limits.ratio))
+                return
             try:
                 stream = zf.open(info)
             except ARCHIVE_ERRORS as exc:
