@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from .errors import SourceError
+from .names import printable
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
@@ -140,7 +141,7 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
 def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
     """A file on disk, decompressed on the fly when gzip, bzip2 or xz."""
     p = Path(path)
-    name = str(path)
+    name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``p`` opens it
     try:
         st = p.stat()
     except FileNotFoundError:
