@@ -58,7 +58,10 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
             ahead = KeepReadError(reader)
-            head, document = flatten_stream(head, ahead)
+            if source.as_is:  # already decoded and flattened (an upload to the page)
+                document = source.document
+            else:
+                head, document = flatten_stream(head, ahead)
             out = scanner.scan(PeekedStream(head, reader, ahead.error))
             out.document = document
             if out.read_error:

@@ -1,7 +1,9 @@
 """Load, validate and compile the signature database (``signatures/*.toml``).
 
 Patterns compile on first use (``Signature.compiled``); a set of files validated once (every
-pattern compiled, every example run) is remembered by content hash (``sigcache.py``).
+pattern compiled, every example run) is remembered by content hash (``sigcache.py``). Field types
+are checked first (``sigschema.py``); patterns from user files run with a time budget and are
+tried on hostile lines at load (``sigprobe.py``).
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import sigcache
+from . import sigcache, sigprobe, sigschema
 from .errors import SignatureError
 
 ROLES = ("failure", "cause", "context", "fact")
@@ -71,6 +73,7 @@ class Signature:
     capture_after: int = 0
     alone: Any = True  # True, False, or {fact: compiled regex} a hit must meet to stand alone
     origin: str = ""
+    user: bool = False  # from a user's file: its pattern runs with a time budget (sigprobe.py)
 
     def may_stand_alone(self, facts: dict[str, str]) -> bool:
         """Whether a hit with ``facts`` counts when no failure of its class is in the source."""
@@ -80,8 +83,10 @@ class Signature:
 
     @cached_property
     def compiled(self) -> Any:
-        """The compiled pattern, on first use (the loader compiled it once to validate it)."""
-        return compile_pattern(self.pattern, self.flags)
+        """The compiled pattern, on first use (the loader compiled it once to validate it); a
+        user's pattern gives up on a line after its time budget."""
+        compiled = compile_pattern(self.pattern, self.flags)
+        return sigprobe.BudgetedPattern(compiled) if self.user else compiled
 
 
 @dataclass(frozen=True)
@@ -160,13 +165,18 @@ def compile_pattern(pattern: str, flags: str = "") -> Any:
     return regex.compile(pattern, f)
 
 
-def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True) -> Signature:
+def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
+                    user: bool = False) -> Signature:
     """Validate one raw TOML table and build a Signature; ``compile_now`` also compiles its
-    pattern (a bad one is refused here), else it compiles on first use."""
+    pattern (a bad one is refused here), else it compiles on first use. ``user``: from a user's
+    file, so its pattern runs with a time budget."""
     sig_id = str(raw.get("id", "<no id>"))
     unknown = set(raw) - KNOWN_KEYS
     if unknown:
         raise _fail(origin, sig_id, f"unknown keys {sorted(unknown)}")
+    problem = sigschema.check_signature(raw)
+    if problem:
+        raise _fail(origin, sig_id, problem)
     for key in ("id", "class", "title", "role", "keywords", "pattern"):
         if not raw.get(key):
             raise _fail(origin, sig_id, f"missing or empty {key!r}")
@@ -217,10 +227,11 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True) 
         absorbs=tuple(raw.get("absorbs", ())), absorb_within=int(raw.get("absorb_within", 120)),
         requires=_conditions(raw.get("requires"), origin, sig_id, "requires"),
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
-        capture_after=int(raw.get("capture_after", 0)), alone=alone, origin=origin,
+        capture_after=int(raw.get("capture_after", 0)), alone=alone, origin=origin, user=user,
     )
     if compiled is not None:
-        sig.__dict__["compiled"] = compiled  # what cached_property would store
+        # what cached_property would store
+        sig.__dict__["compiled"] = sigprobe.BudgetedPattern(compiled) if user else compiled
     return sig
 
 
@@ -230,6 +241,9 @@ def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
     unknown = set(raw) - FIX_KEYS
     if unknown:
         raise SignatureError(f"{origin}: fix {key!r}: unknown keys {sorted(unknown)}")
+    problem = sigschema.check_fix(raw)
+    if problem:
+        raise SignatureError(f"{origin}: fix {key!r}: {problem}")
     for name in ("key", "title", "why"):
         if not raw.get(name):
             raise SignatureError(f"{origin}: fix {key!r}: missing or empty {name!r}")
@@ -254,15 +268,29 @@ def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
 
 
 def check_examples(sig: Signature) -> None:
-    """Each example matches and holds a keyword; no counter-example matches."""
+    """Each example matches and holds a keyword; no counter-example matches; a user's pattern
+    also stays within its time budget on hostile lines built from the examples."""
+    pattern = getattr(sig.compiled, "pattern", sig.compiled) if sig.user else sig.compiled
+    timeout = sigprobe.PROBE_BUDGET_S if sig.user else None
     for ex in sig.examples:
         if not any(k in ex for k in sig.keywords):
             raise _fail(sig.origin, sig.id, f"example holds none of the keywords: {ex!r}")
-        if not sig.compiled.search(ex):
+        if not _search(sig, pattern, ex, timeout):
             raise _fail(sig.origin, sig.id, f"example does not match: {ex!r}")
     for ex in sig.counter_examples:
-        if sig.compiled.search(ex):
+        if _search(sig, pattern, ex, timeout):
             raise _fail(sig.origin, sig.id, f"counter-example matches: {ex!r}")
+    if sig.user:
+        problem = sigprobe.probe(pattern, sig.examples, sig.keywords)
+        if problem:
+            raise _fail(sig.origin, sig.id, problem)
+
+
+def _search(sig: Signature, pattern: Any, text: str, timeout: float | None) -> Any:
+    try:
+        return pattern.search(text, timeout=timeout)
+    except TimeoutError:
+        raise _fail(sig.origin, sig.id, f"pattern runs past its {timeout:g} s budget on the line {text[:80]!r}") from None
 
 
 def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
@@ -271,6 +299,7 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
     paths: list[Path] = []
     if include_default:
         paths += sorted((base or default_dir()).glob("*.toml"))
+    shipped = len(paths)
     for item in extra:
         p = Path(item)
         if not p.exists():
@@ -285,12 +314,15 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
     sigs: list[Signature] = []
     fixes: list[FixEntry] = []
     seen: dict[str, str] = {}
-    for path, data in zip(paths, parsed):
+    for index, (path, data) in enumerate(zip(paths, parsed)):
         unknown = set(data) - {"signature", "fix"}
         if unknown:
             raise SignatureError(f"{path}: unknown top-level tables {sorted(unknown)}")
+        problem = sigschema.check_file(data)
+        if problem:
+            raise SignatureError(f"{path}: {problem}")
         for raw in data.get("signature", []):
-            sig = parse_signature(raw, str(path.name), compile_now=not validated)
+            sig = parse_signature(raw, str(path.name), compile_now=not validated, user=index >= shipped)
             if sig.id in seen:
                 raise _fail(path.name, sig.id, f"duplicate id (also in {seen[sig.id]})")
             seen[sig.id] = path.name

@@ -7,11 +7,13 @@ import io
 import lzma
 import os
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
 from .errors import SourceError
+from .names import printable
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
@@ -20,8 +22,9 @@ ZIP_MAGIC = b"PK\x03\x04"
 DEFAULT_STDIN_LIMIT = 512 * 1024 * 1024
 MAX_INFLATE_RATIO = 200
 INFLATE_RATIO_FLOOR = 256 * 1024 * 1024
-#: errors a decompressor raises mid-stream on a corrupt or truncated file
-STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, ValueError)
+#: errors a decompressor raises mid-stream on a corrupt or truncated file (gzip raises
+#: zlib.error, not an OSError, for a corrupt deflate block)
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, ValueError, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class Source:
     opener: Callable[[], BinaryIO]
     size: int | None = None
     limit: int | None = None
+    #: bytes already decompressed and flattened (``from_flat``): read as they are
+    as_is: bool = False
+    document: str | None = None
 
     def open(self) -> BinaryIO:
         return self.opener()
@@ -135,7 +141,7 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
 def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
     """A file on disk, decompressed on the fly when gzip, bzip2 or xz."""
     p = Path(path)
-    name = str(path)
+    name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``p`` opens it
     try:
         st = p.stat()
     except FileNotFoundError:
@@ -177,6 +183,12 @@ def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Sour
 def from_bytes(data: bytes, name: str = "text") -> Source:
     """In-memory input (the Python API's text, a paste, an archive member already read)."""
     return Source(name=name, opener=lambda: _decompressing(io.BytesIO(data), name), size=len(data))
+
+
+def from_flat(data: bytes, name: str, document: str | None = None) -> Source:
+    """Bytes already decompressed and flattened (``document``: the kind they were flattened
+    from), to be scanned as they are: never decompressed or flattened a second time."""
+    return Source(name=name, opener=lambda: io.BytesIO(data), size=len(data), as_is=True, document=document)
 
 
 def from_text(text: str, name: str = "text") -> Source:

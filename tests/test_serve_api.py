@@ -14,12 +14,13 @@ from dllogscan.serve.app import create_app  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 
 SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
+FILE = {"Content-Type": "application/octet-stream"}
 LOG = "step 1\nstep 2\nRuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible\nstep 3\n"
 
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app(max_bytes=20_000))
+    return TestClient(create_app(max_bytes=20_000), base_url="http://127.0.0.1:8765")
 
 
 def test_diagnose_follows_the_contract(client):
@@ -46,24 +47,24 @@ def test_oversized_by_declared_length_and_by_actual_body(client):
     chunks = (b'{"text": "' + b"y" * 10_000 for _ in range(5))  # chunked: no Content-Length
     r = client.post("/api/diagnose", content=chunks, headers={"Content-Type": "application/json"})
     assert r.status_code == 413 and r.json()["error"]
-    r = client.post("/api/diagnose-file", content=b"z" * 30_000)
+    r = client.post("/api/diagnose-file", content=b"z" * 30_000, headers=FILE)
     assert r.status_code == 413
 
 
 def test_gzip_bomb_upload_is_refused(client):
-    r = client.post("/api/diagnose-file", content=gzip.compress(b"a\n" * 200_000))
+    r = client.post("/api/diagnose-file", content=gzip.compress(b"a\n" * 200_000), headers=FILE)
     assert r.status_code == 413
 
 
 def test_bad_bodies_are_400_json(client):
     for body in (b"not json", b'{"txt": 1}', b"[]"):
-        r = client.post("/api/diagnose", content=body)
+        r = client.post("/api/diagnose", content=body, headers={"Content-Type": "application/json"})
         assert r.status_code == 400 and "text" in r.json()["error"]
 
 
 def test_upload_gzip_and_redact(client):
     r = client.post("/api/diagnose-file?redact=1",
-                    content=gzip.compress(("/home/alice/run 10.1.2.3\n" + LOG).encode()))
+                    content=gzip.compress(("/home/alice/run 10.1.2.3\n" + LOG).encode()), headers=FILE)
     doc = r.json()
     assert doc["diagnoses"][0]["class"] == "A"
     blob = json.dumps(doc)

@@ -3,7 +3,9 @@
 ``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (``r|*``), ``.zip`` member by member;
 an archive inside an archive is opened the same way down to ``Limits.depth``. A corrupt or
 truncated archive, an oversized member or a compression bomb yields an error for that name and
-never an exception.
+never an exception. The bomb ratio is taken over the whole archive, nested archives included
+(``Tally``): what all levels inflated against the compressed bytes of the outermost one, so neither
+a bomb split over many members nor one split over nested archives escapes it.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import zipfile
 import zlib
 from datetime import datetime
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from ..sources import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader
 
@@ -47,6 +49,24 @@ class Member:
     error: str | None = None
 
 
+@dataclass
+class Tally:
+    """Bytes inflated so far by every level of one archive, and how many compressed bytes of the
+    outermost level were read for them (the first level to run sets ``consumed``)."""
+
+    inflated: int = 0
+    consumed: Callable[[], int] | None = None
+
+    def add(self, size: int, limits: Limits) -> bool:
+        """Count a member of ``size``; False when the archive as a whole looks like a bomb."""
+        self.inflated += size
+        consumed = max(self.consumed() if self.consumed else 0, 1)
+        return not (self.inflated > limits.ratio_floor and self.inflated > limits.ratio * consumed)
+
+
+BOMB_ERROR = "archive decompresses more than {}x its size (a compression bomb?); rest not read"
+
+
 def archive_kind(name: str) -> str | None:
     low = name.lower()
     if low.endswith(TAR_SUFFIXES):
@@ -71,13 +91,15 @@ class CountingReader(io.RawIOBase):
         return data
 
 
-def iter_archive(stream: BinaryIO, kind: str, prefix: str, limits: Limits, depth: int = 0) -> Iterator[Member]:
+def iter_archive(stream: BinaryIO, kind: str, prefix: str, limits: Limits, depth: int = 0,
+                 tally: Tally | None = None) -> Iterator[Member]:
     """Members of the archive in ``stream`` (names prefixed with ``prefix``), nested ones opened."""
+    tally = tally or Tally()
     try:
         if kind == "tar":
-            yield from _iter_tar(stream, prefix, limits, depth)
+            yield from _iter_tar(stream, prefix, limits, depth, tally)
         else:
-            yield from _iter_zip(stream, prefix, limits, depth)
+            yield from _iter_zip(stream, prefix, limits, depth, tally)
     except ARCHIVE_ERRORS as exc:
         yield Member(prefix[:-2] if prefix.endswith("!/") else prefix, None, 0,
                      error=f"corrupt or truncated archive: {_one_line(exc)}; members after this point not read")
@@ -89,7 +111,7 @@ def _one_line(exc: BaseException) -> str:
     return (str(exc) or type(exc).__name__).splitlines()[0][:200]
 
 
-def _nested(stream: BinaryIO, name: str, size: int, limits: Limits, depth: int) -> Iterator[Member]:
+def _nested(stream: BinaryIO, name: str, size: int, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:
     kind = archive_kind(name)
     if depth + 1 > limits.depth:
         yield Member(name, None, size, error=f"nested archive deeper than {limits.depth} levels; not read")
@@ -99,11 +121,13 @@ def _nested(stream: BinaryIO, name: str, size: int, limits: Limits, depth: int) 
             yield Member(name, None, size, error=f"nested zip larger than {limits.nested_zip_bytes >> 20} MiB; not read")
             return
         stream = io.BytesIO(stream.read(limits.nested_zip_bytes))  # zip needs to seek
-    yield from iter_archive(stream, kind or "tar", name + "!/", limits, depth + 1)
+    yield from iter_archive(stream, kind or "tar", name + "!/", limits, depth + 1, tally)
 
 
-def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterator[Member]:
+def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:
     counted = CountingReader(raw)
+    if tally.consumed is None:
+        tally.consumed = lambda: counted.count
     total = count = 0
     with tarfile.open(fileobj=counted, mode="r|*") as tf:
         for info in tf:
@@ -118,21 +142,22 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterato
             if total > limits.total_bytes:
                 yield Member(name, None, info.size, error=f"archive holds more than {limits.total_bytes >> 30} GiB; rest not read")
                 return
-            if total > limits.ratio_floor and total > limits.ratio * max(counted.count, 1):
-                yield Member(name, None, info.size, error=f"archive decompresses more than {limits.ratio}x its size "
-                                                          "(a compression bomb?); rest not read")
+            if not tally.add(info.size, limits):
+                yield Member(name, None, info.size, error=BOMB_ERROR.format(limits.ratio))
                 return
             stream = tf.extractfile(info)
             if stream is None:
                 continue
             if archive_kind(info.name):
-                yield from _nested(stream, name, info.size, limits, depth)
+                yield from _nested(stream, name, info.size, limits, depth, tally)
                 continue
             yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.size, info.mtime)  # type: ignore[arg-type]
 
 
-def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterator[Member]:
-    total = 0
+def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:
+    total = compressed = 0
+    if tally.consumed is None:
+        tally.consumed = lambda: compressed
     with zipfile.ZipFile(raw) as zf:
         for count, info in enumerate(zf.infolist(), start=1):
             if info.is_dir():
@@ -149,6 +174,10 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterato
             if info.flag_bits & 0x1:
                 yield Member(name, None, info.file_size, error="encrypted zip member; not read")
                 continue
+            compressed += info.compress_size  # of the members read: one skipped above counts neither way
+            if not tally.add(info.file_size, limits):  # a bomb split over members each under the floor
+                yield Member(name, None, info.file_size, error=BOMB_ERROR.format(limits.ratio))
+                return
             try:
                 stream = zf.open(info)
             except ARCHIVE_ERRORS as exc:
@@ -157,6 +186,6 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int) -> Iterato
             mtime = datetime(*info.date_time).timestamp() if info.date_time[0] >= 1980 else None
             with stream:
                 if archive_kind(info.filename):
-                    yield from _nested(stream, name, info.file_size, limits, depth)  # type: ignore[arg-type]
+                    yield from _nested(stream, name, info.file_size, limits, depth, tally)  # type: ignore[arg-type]
                 else:
                     yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.file_size, mtime)  # type: ignore[arg-type]

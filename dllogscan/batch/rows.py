@@ -1,9 +1,11 @@
-"""One flat row per source (the DataFrame's columns) and one contract object per source (JSONL)."""
+"""One flat row per source (the DataFrame's columns) and one contract object per source (JSONL).
+Names that are not UTF-8 come out escaped (``names.printable``), so every writer can write them."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from ..names import printable_values
 from .worker import Record
 
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
@@ -42,7 +44,7 @@ def to_row(record: Record) -> dict[str, Any]:
         if row["rank"] is None:
             m = RANK_RE.search(" ".join(e.text for e in d.evidence))
             row["rank"] = d.facts.get("rank") or (m.group(1) if m else None)
-    return row
+    return printable_values(row)
 
 
 def to_object(record: Record) -> dict[str, Any]:
@@ -54,4 +56,4 @@ def to_object(record: Record) -> dict[str, Any]:
     out["member"] = r.member
     out["status"] = status(record)
     out.update({k: record.meta.get(k) for k in META_KEYS})
-    return out
+    return printable_values(out)

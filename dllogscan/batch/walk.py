@@ -1,9 +1,15 @@
 """Turn the command line's PATHs into a stream of chunks of work, walking lazily so that a
-tree of 100 000 files is never listed in memory at once."""
+tree of 100 000 files is never listed in memory at once.
+
+Symlinked directories are never followed, in a directory walk or by a glob's ``**``, so a link
+back up the tree cannot repeat files or loop; the walk keeps its own stack, so a tree 10 000
+levels deep costs no Python recursion.
+"""
 from __future__ import annotations
 
-import glob
+import fnmatch
 import os
+import re
 from typing import Iterable, Iterator
 
 from .archives import archive_kind
@@ -13,23 +19,96 @@ CHUNK_BYTES = 32 << 20
 GLOB_CHARS = set("*?[")
 
 
+def _entries(path: str) -> list[os.DirEntry]:
+    with os.scandir(path or ".") as it:
+        return sorted(it, key=lambda e: e.name)
+
+
 def _walk_dir(root: str) -> Iterator[tuple[str, int]]:
     """Every non-directory entry under ``root`` (symlinked directories are not followed),
-    sorted within each directory."""
+    sorted within each directory, depth first; an unreadable directory is ``(path, -1)``."""
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        stack = [iter(_entries(root))]
     except OSError:
         yield root, -1
         return
-    for entry in entries:
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
         try:
             if entry.is_dir(follow_symlinks=False):
-                yield from _walk_dir(entry.path)
+                try:
+                    stack.append(iter(_entries(entry.path)))
+                except OSError:
+                    yield entry.path, -1
                 continue
             size = entry.stat().st_size if entry.is_file() else 0
         except OSError:
             size = -1
         yield entry.path, size
+
+
+def _join(path: str, name: str) -> str:
+    if not path:
+        return name
+    return path + name if path.endswith(os.sep) else path + os.sep + name
+
+
+def _matcher(part: str) -> "re.Pattern[str]":
+    return re.compile(fnmatch.translate(part))
+
+
+def _visible(name: str, part: str) -> bool:
+    """A wildcard matches a hidden name only when it starts with a dot itself (as glob does)."""
+    return not name.startswith(".") or part.startswith(".")
+
+
+def _glob(pattern: str) -> Iterator[str]:
+    """What ``glob.iglob(pattern, recursive=True)`` names, lazily and sorted per directory, but
+    ``**`` never enters a symlinked directory (glob's does: one link back up the tree repeats
+    every file, two never end), and a trailing ``**`` names its directory once instead of every
+    path under it (the walk that follows lists them)."""
+    parts = pattern.split(os.sep)
+    first = next(i for i, part in enumerate(parts) if GLOB_CHARS & set(part))
+    base = os.sep.join(parts[:first]) or (os.sep if first else "")
+    rest: list[str] = []
+    for part in parts[first:]:
+        if part and not (part == "**" and rest and rest[-1] == "**"):
+            rest.append(part)
+    if base and not os.path.isdir(base):
+        return
+    stack = [(base, 0)]
+    while stack:
+        path, i = stack.pop()
+        if i == len(rest):
+            yield path or "."
+            continue
+        part, last = rest[i], i == len(rest) - 1
+        if part == "**":
+            if last:
+                stack.append((path, i + 1))
+                continue
+            try:
+                subdirs = [_join(path, e.name) for e in _entries(path)
+                           if _visible(e.name, "") and e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            stack += [(sub, i) for sub in reversed(subdirs)]
+            stack.append((path, i + 1))  # ``**`` as no directory at all comes first
+        elif GLOB_CHARS & set(part):
+            rx = _matcher(part)
+            try:
+                names = [e.name for e in _entries(path)
+                         if rx.match(e.name) and _visible(e.name, part) and (last or e.is_dir())]
+            except OSError:
+                continue
+            stack += [(_join(path, name), i + 1) for name in reversed(names)]
+        else:
+            target = _join(path, part)
+            if os.path.isdir(target) if not last else os.path.lexists(target):
+                stack.append((target, i + 1))
 
 
 def expand(paths: Iterable[str]) -> Iterator[tuple[str, int]]:
@@ -39,8 +118,11 @@ def expand(paths: Iterable[str]) -> Iterator[tuple[str, int]]:
         if os.path.isdir(arg):
             yield from _walk_dir(arg)
         elif not os.path.lexists(arg) and GLOB_CHARS & set(arg):
-            for match in sorted(glob.iglob(arg, recursive=True)):
-                yield from (_walk_dir(match) if os.path.isdir(match) else [(match, _size(match))])
+            for match in _glob(arg):
+                if os.path.isdir(match) and not os.path.islink(match):
+                    yield from _walk_dir(match)
+                else:
+                    yield match, 0 if os.path.isdir(match) else _size(match)
         else:
             yield arg, _size(arg)
 

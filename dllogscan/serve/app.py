@@ -1,5 +1,6 @@
 """The triage page's FastAPI app: ``POST /api/diagnose`` and the static page. Nothing pasted is
-stored or executed: the body is read into memory (capped), diagnosed, and dropped."""
+stored or executed: the body is read into memory (capped), decompressed once (capped again),
+flattened once, diagnosed, and dropped. ``guard.py`` decides who may ask."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,20 +14,29 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import pipeline, sources
-from ..api import scan_text
 from ..normalize import printable_line
 from ..textcodec import as_utf8
 from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
+from ..errors import SourceError
 from ..redact import Redactor
 from ..report.markdown import to_markdown
+from .guard import DEFAULT_MAX_CONCURRENT, Guard, allowed_hosts
 
 STATIC = Path(__file__).resolve().parent / "static"
 CONTEXT_LINES = 3
 MAX_CONTEXT_CHARS = 500
+READ_STEP = 1 << 20
+#: what a cross-site page may send without asking first (CORS-safelisted), so never accepted
+SIMPLE_TYPES = ("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
+JSON_BODY_ERROR = "the body must be JSON: {\"text\": \"...\"}"
 
 
 class TooLarge(Exception):
     pass
+
+
+class BadUpload(Exception):
+    """An upload that cannot be read at all (a corrupt compressed stream): HTTP 400."""
 
 
 async def read_capped(request: Request, cap: int) -> bytes:
@@ -43,22 +53,65 @@ async def read_capped(request: Request, cap: int) -> bytes:
     return b"".join(parts)
 
 
-def _decoded(data: bytes, cap: int) -> bytes:
-    """Decompressed (gzip, bzip2, xz) and capped, for an uploaded file."""
-    with sources.from_bytes(data, "paste").open() as stream:
-        out = stream.read(cap + 1)
-    if len(out) > cap:
+def _decoded(data: bytes, cap: int) -> tuple[bytes, str | None]:
+    """``(bytes, error)``: an upload decompressed (gzip, bzip2, xz) once and capped. A stream
+    cut short keeps what came before it, with the reason (as ``dllogscan FILE`` does); one that
+    yields nothing is a BadUpload, one that outgrows the cap TooLarge."""
+    parts: list[bytes] = []
+    size, error = 0, None
+    with sources.from_bytes(data, "upload").open() as stream:
+        while size <= cap:
+            try:
+                piece = stream.read(min(READ_STEP, cap + 1 - size))
+            except SourceError:  # a compression bomb, stopped by its ratio
+                raise TooLarge from None
+            except sources.STREAM_ERRORS as exc:
+                error = sources.describe_read_error(exc)
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            size += len(piece)
+    if size > cap:
         raise TooLarge
+    if error and not size:
+        raise BadUpload(f"upload: {error}")
+    return b"".join(parts), error and f"paste: {error}; scanned what came before"
+
+
+def context_lines(data: bytes, wanted: Sequence[int]) -> dict[int, str]:
+    """The text of lines ``wanted`` (1-based, ascending) of ``data``, numbered as the scanner
+    numbers them (by ``\n``), found by counting newlines in C: no list of every line is built."""
+    out: dict[int, str] = {}
+    line, pos = 1, 0  # pos: where line ``line`` starts
+    for n in wanted:
+        while line < n:
+            block_end = min(len(data), pos + READ_STEP)
+            newlines = data.count(b"\n", pos, block_end)
+            if line + newlines < n and block_end < len(data):
+                line, pos = line + newlines, block_end
+                continue
+            while line < n:  # the line starts in this block
+                nl = data.find(b"\n", pos)
+                if nl == -1:
+                    return out
+                line, pos = line + 1, nl + 1
+        end = data.find(b"\n", pos, pos + 4 * MAX_CONTEXT_CHARS + 8)
+        raw = data[pos: end if end != -1 else pos + 4 * MAX_CONTEXT_CHARS]
+        if raw or end != -1 or pos < len(data):
+            out[n] = raw.decode("utf-8", errors="replace").rstrip("\r")[:MAX_CONTEXT_CHARS]
     return out
 
 
 def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> dict[str, Any]:
     """The one-source contract object for ``data``, plus the markdown reply and the evidence in context."""
-    flat, kind = flatten_bytes(as_utf8(_decoded(data, cap)))
-    result = scan_text(flat, signatures=signatures, name="paste")
-    if kind:
-        result = dataclasses.replace(result, document=kind)
-    lines = flat.decode("utf-8", errors="replace").splitlines()
+    decoded, error = _decoded(data, cap)
+    del data
+    flat, kind = flatten_bytes(as_utf8(decoded))
+    del decoded
+    result = pipeline.run(sources.from_flat(flat, "paste", kind), pipeline.get_scanner(signatures))
+    if error and not result.error:
+        result = dataclasses.replace(result, error=error)
     redactor = Redactor() if redact else None
     if redactor:
         result = redactor.result(result)
@@ -68,17 +121,24 @@ def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> 
     for d in result.diagnoses:
         marked = {e.line for e in d.evidence}
         wanted = sorted({n for e in d.evidence for n in range(e.line - CONTEXT_LINES, e.line + CONTEXT_LINES + 1)
-                         if 1 <= n <= len(lines)})
+                         if n >= 1})
         block = []
-        for n in wanted:
-            text = printable_line(lines[n - 1])[:MAX_CONTEXT_CHARS]
+        for n, text in context_lines(flat, wanted).items():
+            text = printable_line(text)[:MAX_CONTEXT_CHARS]
             block.append({"line": n, "text": redactor.text(text) if redactor else text, "evidence": n in marked})
         out["context"].append(block)
     return out
 
 
-def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYTES) -> FastAPI:
-    """The app; ``max_bytes`` caps every request body (HTTP 413 past it)."""
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYTES,
+               host: str = "127.0.0.1", allow_hosts: Sequence[str] = (),
+               max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> Guard:
+    """The app behind its guard; ``max_bytes`` caps every request body (HTTP 413 past it);
+    ``host`` is the address it is bound to (with ``allow_hosts``: the Host names it answers to)."""
     signatures = [str(s) for s in signatures]
     pipeline.get_scanner(signatures)  # fail at start, not on the first request
     app = FastAPI(title="dllogscan triage", docs_url=None, redoc_url=None, openapi_url=None)
@@ -91,23 +151,29 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
     @app.post("/api/diagnose")
     async def api_diagnose(request: Request) -> JSONResponse:
         """Body ``{"text": "...", "redact": false}`` -> the diagnosis object, ``source`` = ``paste``."""
+        if _media_type(request) != "application/json":
+            return JSONResponse({"error": "send the body as Content-Type: application/json"}, status_code=415)
         try:
-            body = await read_capped(request, max_bytes + 4096)
-            doc = json.loads(body)
+            doc = json.loads(await read_capped(request, max_bytes + 4096))
         except TooLarge:
             return too_large
-        except ValueError:
-            return JSONResponse({"error": "the body must be JSON: {\"text\": \"...\"}"}, status_code=400)
+        except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
+            return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
-            return JSONResponse({"error": "the body must be JSON: {\"text\": \"...\"}"}, status_code=400)
-        data = doc["text"].encode("utf-8", errors="replace")
+            return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
+        redact = bool(doc.get("redact"))
+        data = doc.pop("text").encode("utf-8", errors="replace")
+        del doc
         if len(data) > max_bytes:
             return too_large
-        return await _answer(data, bool(doc.get("redact")))
+        return await _answer(data, redact)
 
     @app.post("/api/diagnose-file")
     async def api_diagnose_file(request: Request) -> JSONResponse:
         """Raw file bytes (a dropped log, gzip/bzip2/xz too) -> the same object."""
+        if _media_type(request) in SIMPLE_TYPES:
+            return JSONResponse({"error": "send the file as Content-Type: application/octet-stream"},
+                                status_code=415)
         try:
             data = await read_capped(request, max_bytes)
         except TooLarge:
@@ -119,7 +185,9 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
             out = await run_in_threadpool(diagnose, data, signatures, redact, max_bytes)
         except TooLarge:
             return too_large
+        except BadUpload as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse(out)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return app
+    return Guard(app, allowed_hosts(host, allow_hosts), max_concurrent)

@@ -60,5 +60,5 @@ def test_the_server_never_reads_a_posted_path(tmp_path):
 
     secret = tmp_path / "secret.log"
     secret.write_text(BUS)
-    doc = TestClient(create_app()).post("/api/diagnose", json={"text": str(secret)}).json()
+    doc = TestClient(create_app(), base_url="http://127.0.0.1:8765").post("/api/diagnose", json={"text": str(secret)}).json()
     assert doc["diagnoses"] == [] and doc["lines"] == 1 and doc["source"] == "paste"

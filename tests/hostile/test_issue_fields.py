@@ -57,7 +57,7 @@ def test_server_answers_200_for_a_numeric_body():
 
     from dllogscan.serve.app import create_app
 
-    client = TestClient(create_app())
+    client = TestClient(create_app(), base_url="http://127.0.0.1:8765")
     r = client.post("/api/diagnose", json={"text": json.dumps({"title": "x", "body": 5})})
     assert r.status_code == 200 and r.json()["document"] == "github-issue"
     r = client.post("/api/diagnose-file", content=json.dumps({"title": "x", "body": [BUS]}).encode(),

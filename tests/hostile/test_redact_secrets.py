@@ -121,7 +121,7 @@ def test_server_context_lines():
 
     from dllogscan.serve.app import create_app
 
-    doc = TestClient(create_app()).post("/api/diagnose", json={"text": LOG, "redact": True}).json()
+    doc = TestClient(create_app(), base_url="http://127.0.0.1:8765").post("/api/diagnose", json={"text": LOG, "redact": True}).json()
     text = json.dumps(doc)
     assert doc["context"] and not [s for s in SECRETS if s in text]
 

@@ -90,7 +90,7 @@ def test_a_utf16_upload_to_the_page_shows_readable_context():
 
     from dllogscan.serve.app import create_app
 
-    r = TestClient(create_app()).post("/api/diagnose-file", content=ENCODED["powershell"],
+    r = TestClient(create_app(), base_url="http://127.0.0.1:8765").post("/api/diagnose-file", content=ENCODED["powershell"],
                                       headers={"content-type": "application/octet-stream"})
     doc = r.json()
     assert r.status_code == 200 and doc["diagnoses"][0]["class"] == "A"

@@ -1,0 +1,119 @@
+"""Who may talk to the triage server: an ASGI middleware in front of the app.
+
+Any web page the user visits can make the browser POST to ``127.0.0.1:8765``, and a DNS-rebinding
+page can even read the answer. So, before the app sees a request:
+
+- the ``Host`` header must name this server: the address it is bound to, ``localhost``, an IP
+  literal (a rebinding page always sends its own *name*), the machine's names when bound to every
+  interface, or a name given with ``--allow-host`` (else 400);
+- a request that changes something (any method but GET, HEAD, OPTIONS) must come from the page
+  itself: a browser's ``Sec-Fetch-Site`` must be ``same-origin`` or ``none``, and its ``Origin``,
+  when sent, must be this server (else 403);
+- at most ``max_concurrent`` API requests run at once; one more is told 503 with ``Retry-After``
+  before its body is read, so memory stays near ``max_concurrent`` bodies.
+
+The JSON API also requires ``Content-Type: application/json`` (in ``app.py``): a cross-site form
+can only send the three CORS-safelisted types without asking first.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from typing import Any, Awaitable, Callable, Iterable
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARD_BINDS = ("", "0.0.0.0", "::")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+SAME_SITE = ("same-origin", "none")
+DEFAULT_MAX_CONCURRENT = 4
+
+
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header or an origin's netloc, lower-case, without port or
+    IPv6 brackets: ``[::1]:8765`` -> ``::1``."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
+
+
+def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The names this server answers to when bound to ``bind`` (IP literals are always let in)."""
+    names = {host_name(bind), *LOOPBACK_NAMES, *(host_name(e) for e in extra)}
+    if bind in WILDCARD_BINDS:
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(n for n in names if n)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+async def _refuse(send: Send, status: int, error: str, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    body = json.dumps({"error": error}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """The checks above, as pure ASGI (nothing is buffered; a refused body is never read)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], hosts: frozenset[str],
+                 max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> None:
+        self.app, self.hosts, self.max_concurrent, self.active = app, hosts, max_concurrent, 0
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """``(status, error)`` for a request that must not reach the app, or None."""
+        headers = _headers(scope)
+        host = headers.get("host", "")
+        name = host_name(host)
+        if not name or (name not in self.hosts and not _is_ip(name)):
+            return 400, (f"unexpected Host header {host[:100]!r}: this server answers to "
+                         f"{', '.join(sorted(self.hosts))} (add a name with --allow-host)")
+        if scope.get("method", "GET") in SAFE_METHODS:
+            return None
+        site = headers.get("sec-fetch-site")
+        if site is not None and site.lower() not in SAME_SITE:
+            return 403, f"cross-site request refused (Sec-Fetch-Site: {site[:40]}): use the page this server serves"
+        origin = headers.get("origin")
+        if origin is not None:
+            scheme, _, netloc = origin.partition("://")
+            if scheme not in ("http", "https") or netloc.lower() != host.lower():
+                return 403, f"cross-origin request refused (Origin: {origin[:100]}): use the page this server serves"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = self.refusal(scope)
+        if refused:
+            await _refuse(send, *refused)
+            return
+        if not scope.get("path", "").startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.max_concurrent:
+            await _refuse(send, 503, f"busy: {self.max_concurrent} requests are being diagnosed; try again",
+                          ((b"retry-after", b"1"),))
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1

@@ -1,0 +1,18 @@
+"""Peak RSS the triage app adds for one 20 MiB JSON body of '€\\n' (run alone: a fresh process,
+so the high-water mark is this request's). Prints {"status", "body_mb", "extra_mb"}."""
+from __future__ import annotations
+
+import json
+import resource
+
+from fastapi.testclient import TestClient
+
+from dllogscan.serve.app import create_app
+
+client = TestClient(create_app(), base_url="http://127.0.0.1:8765")
+client.post("/api/diagnose", json={"text": "warm up\n"})
+body = json.dumps({"text": "€\n" * (20 * 1024 * 1024 // 5 - 10)}, ensure_ascii=False).encode()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+status = client.post("/api/diagnose", content=body, headers={"Content-Type": "application/json"}).status_code
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+print(json.dumps({"status": status, "body_mb": len(body) >> 20, "extra_mb": after - before}))

@@ -1,0 +1,100 @@
+"""Compression bombs split over many members, or over nested archives, are stopped by the ratio
+over the whole archive (a zip of 30 x 63 MiB members, 343x, used to be inflated in full)."""
+from __future__ import annotations
+
+import io
+import json
+import resource
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+import zlib
+
+from dllogscan.batch.archives import Limits, iter_archive
+
+LINE = b"step 1 loss 0.125 lr 0.001\n"
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _read_all(data: bytes, kind: str, limits: Limits) -> tuple[list[str], int]:
+    """Member names (or errors) and the bytes actually inflated."""
+    seen, inflated = [], 0
+    for member in iter_archive(io.BytesIO(data), kind, "x!/", limits):
+        if member.stream is None:
+            seen.append(f"ERROR {member.error}")
+            continue
+        while chunk := member.stream.read(1 << 20):
+            inflated += len(chunk)
+        seen.append(member.name)
+    return seen, inflated
+
+
+def test_zip_bomb_over_many_members_is_stopped():
+    small = Limits(ratio_floor=1 << 20)  # the default floor is 64 MiB: same rule, 1/64 of the bytes
+    data = _zip({f"m{i:02d}.log": LINE * ((900 << 10) // len(LINE)) for i in range(30)})
+    seen, inflated = _read_all(data, "zip", small)
+    assert seen[-1].startswith("ERROR archive decompresses more than 200x its size")
+    assert len(seen) <= 3 and inflated <= 2 * (1 << 20)
+
+
+def test_zip_bomb_at_default_limits_through_batch(tmp_path):
+    """Three 30 MiB members (each under the 64 MiB floor, 90 MiB together): the third is refused."""
+    member = LINE * ((30 << 20) // len(LINE))
+    path = tmp_path / "bomb.zip"
+    path.write_bytes(_zip({"a.log": member, "b.log": member, "c.log": member}))
+    assert len(member) * 3 > 200 * path.stat().st_size
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True, text=True, timeout=120)
+    elapsed = time.perf_counter() - start
+    assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    rows = out["rows"]
+    assert [r["status"] for r in rows] == ["ok", "ok", "error"]
+    assert "compression bomb" in rows[-1]["error"] and out["code"] == 3
+    assert elapsed < 20 and out["maxrss_mb"] < 400
+
+
+_MEASURE = """
+import json, resource, sys, io, contextlib
+from dllogscan.quickscan import main
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    try:
+        code = main(["batch", sys.argv[1], "--format", "jsonl", "--jobs", "1"])
+    except SystemExit as exc:
+        code = exc.code
+rows = [json.loads(line) for line in buf.getvalue().splitlines() if line.startswith("{")]
+print(json.dumps({"code": code, "rows": rows, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10}))
+"""
+
+
+def test_bomb_split_over_nested_archives_is_stopped():
+    """A tar.gz of zips, each zip within the ratio alone: the whole is not."""
+    small = Limits(ratio_floor=1 << 20)
+    inner = _zip({"m.log": LINE * ((150 << 10) // len(LINE))})  # ~150 KiB of text in a small zip
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for i in range(60):
+            info = tarfile.TarInfo(f"z{i:02d}.zip")
+            info.size = len(inner)
+            tf.addfile(info, io.BytesIO(inner))
+    seen, inflated = _read_all(buf.getvalue(), "tar", small)
+    assert any("compression bomb" in s for s in seen), seen[-3:]
+    assert inflated < 3 << 20
+
+
+def test_ordinary_archives_still_read_whole():
+    text = b"".join(b"step %d loss %f\n" % (i, 1 / (i + 1)) for i in range(200_000))  # ~5 MB, compresses ~5x
+    data = _zip({f"n{i}.log": text for i in range(4)})
+    seen, inflated = _read_all(data, "zip", Limits(ratio_floor=1 << 20))
+    assert seen == [f"x!/n{i}.log" for i in range(4)] and inflated == 4 * len(text)
+    assert zlib.compress(text)  # (the text is not trivially compressible)

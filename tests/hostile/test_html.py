@@ -1,0 +1,74 @@
+"""Crafted HTML costs linear time: the stdlib html.parser took 19 s on 39 KB of ``'<a ' * 13000``
+(quadratic before CPython 3.11.13); every shape below must flatten in well under 2 s."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from dllogscan import pipeline, sources
+from dllogscan.documents import flatten_bytes, html_to_text
+
+BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error."
+HEAD = f"<div>{BUS}</div>"
+SHAPES = {
+    "unclosed-tags-39KB": HEAD + "<a " * 13_000,            # the issue's reproduction
+    "unclosed-tags-1MB": HEAD + "<a " * 330_000,
+    "unclosed-comment": HEAD + "<!--" + "<a " * 100_000,
+    "end-tags-with-attrs": HEAD + "</a " * 100_000,
+    "nested-div-100k": "<div>" * 100_000 + HEAD,
+    "nested-table-50k": "<table><tr><td>" * 50_000 + HEAD,
+    "nested-inline-200k": "<b><i>" * 100_000 + HEAD,
+    "many-attributes": "<div " + "a=1 " * 200_000 + ">" + BUS + "</div>",
+    "open-quotes": HEAD + '<a href="' * 100_000,
+}
+BUDGET_S = 2.0
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_crafted_html_flattens_in_bounded_time_and_memory(name):
+    html = SHAPES[name]
+    start = time.perf_counter()
+    text = html_to_text(html)
+    elapsed = time.perf_counter() - start
+    assert elapsed < BUDGET_S, f"{name}: {elapsed:.2f} s"
+    assert BUS in text
+    tracemalloc.start()
+    html_to_text(html)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10 * len(html) + (8 << 20), f"{name}: {peak >> 20} MiB for {len(html) >> 10} KiB"
+
+
+def test_crafted_html_file_is_diagnosed_quickly(tmp_path):
+    path = tmp_path / "slow.html"
+    path.write_text(SHAPES["unclosed-tags-39KB"])
+    start = time.perf_counter()
+    result = pipeline.run(sources.from_path(path))
+    assert time.perf_counter() - start < BUDGET_S
+    assert result.document == "html" and result.diagnoses[0].cls == "A"
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", str(path), "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and '"class": "A"' in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_crafted_html_through_the_server():
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from dllogscan.serve.app import create_app
+
+    client = TestClient(create_app(), base_url="http://127.0.0.1:8765")
+    start = time.perf_counter()
+    r = client.post("/api/diagnose", json={"text": SHAPES["unclosed-tags-1MB"]})
+    assert time.perf_counter() - start < BUDGET_S
+    assert r.status_code == 200 and r.json()["document"] == "html" and r.json()["diagnoses"][0]["class"] == "A"
+
+
+def test_lone_surrogates_and_meta_charset_do_not_break_flattening():
+    assert html_to_text('<meta charset="latin-1"><p>café \ud800 x</p>') == "café ? x\n"
+    flat, kind = flatten_bytes(b'<html><body><p>caf\xc3\xa9</p><pre>a\nb</pre></body></html>')
+    assert kind == "html" and flat == "café\na\nb\n".encode()

@@ -1,0 +1,195 @@
+"""The triage server against hostile requests: one decompression and one cap, Host and Origin
+checked, JSON only as JSON, a concurrency cap, memory near the body size, and a clear 4xx (never
+a 500) for corrupt uploads and deeply nested JSON."""
+from __future__ import annotations
+
+import asyncio
+import bz2
+import gzip
+import json
+import lzma
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from dllogscan.serve.app import context_lines, create_app  # noqa: E402
+from dllogscan.serve.guard import Guard, allowed_hosts, host_name  # noqa: E402
+
+BASE = "http://127.0.0.1:8765"
+JSON = {"Content-Type": "application/json"}
+FILE = {"Content-Type": "application/octet-stream"}
+BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
+CAP = 20 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app(), base_url=BASE)
+
+
+def test_gzip_of_gzip_is_decompressed_once_and_capped_once(client):
+    """512 bytes of gzip-of-gzip used to scan 32 MiB past the 20 MiB cap."""
+    inner = gzip.compress(b"a\n" * (16 << 20), 9)
+    outer = gzip.compress(inner, 9)
+    assert len(outer) < 64 << 10
+    start = time.perf_counter()
+    r = client.post("/api/diagnose-file", content=outer, headers=FILE)
+    assert time.perf_counter() - start < 2
+    assert r.status_code == 200
+    doc = r.json()
+    # the inner gzip is data, not opened again: binary, so not scanned at all
+    assert doc["bytes"] == 0 and doc["diagnoses"] == [] and "looks binary" in doc["error"]
+
+
+def test_a_log_in_gzip_is_still_read(client):
+    r = client.post("/api/diagnose-file", content=gzip.compress(BUS.encode()), headers=FILE)
+    assert r.status_code == 200 and r.json()["diagnoses"][0]["class"] == "A"
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress], ids=["gz", "bz2", "xz"])
+def test_truncated_upload_keeps_what_came_before(client, compress):
+    data = compress((("step %d\n" * 1) * 1 + BUS).encode() * 20_000)
+    r = client.post("/api/diagnose-file", content=data[: len(data) * 2 // 3], headers=FILE)
+    assert r.status_code == 200
+    doc = r.json()
+    assert doc["error"] and "paste:" in doc["error"] and doc["diagnoses"][0]["class"] == "A"
+
+
+@pytest.mark.parametrize("data", [
+    b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate" * 10,
+    b"BZh9" + b"\xff" * 200,
+    b"\xfd7zXZ\x00" + b"\x00" * 200,
+    gzip.compress(b"x")[:12],
+], ids=["gz", "bz2", "xz", "gz-cut-early"])
+def test_corrupt_upload_is_a_clear_400(client, data):
+    r = client.post("/api/diagnose-file", content=data, headers=FILE)
+    assert r.status_code == 400 and r.json()["error"].startswith("upload: ")
+
+
+def test_deeply_nested_json_is_400(client):
+    for body in (b"[" * 100_000, b'{"a":' * 100_000, b'{"text": "x", "redact": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"):
+        r = client.post("/api/diagnose", content=body, headers=JSON)
+        assert r.status_code in (200, 400), r.status_code
+        if r.status_code == 400:
+            assert "JSON" in r.json()["error"]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.evil.example", ""])
+def test_foreign_host_refused(host):
+    client = TestClient(create_app(), base_url=BASE)
+    r = client.post("/api/diagnose", json={"text": BUS}, headers={"Host": host})
+    assert r.status_code == 400 and "Host" in r.json()["error"]
+    r = client.get("/", headers={"Host": host})
+    assert r.status_code == 400
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "10.1.2.3:8765", "LOCALHOST"])
+def test_own_names_and_ip_literals_accepted(client, host):
+    r = client.post("/api/diagnose", json={"text": BUS}, headers={"Host": host})
+    assert r.status_code == 200 and r.json()["diagnoses"][0]["class"] == "A"
+
+
+def test_allow_host_and_wildcard_bind():
+    assert "gpu03.cluster" in allowed_hosts("0.0.0.0", ["gpu03.cluster:8765"])
+    assert "gpu03.cluster" not in allowed_hosts("127.0.0.1")
+    assert host_name("[::1]:8765") == "::1" and host_name("Example.org:80") == "example.org"
+    client = TestClient(create_app(allow_hosts=["triage.internal"]), base_url="http://triage.internal:8765")
+    assert client.post("/api/diagnose", json={"text": BUS}).status_code == 200
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "https://evil.example"},
+    {"Origin": "null"},
+    {"Origin": "http://127.0.0.1:9999"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site"},
+])
+def test_cross_origin_posts_refused(client, headers):
+    for path, body, kind in (("/api/diagnose", json.dumps({"text": BUS}).encode(), JSON), ("/api/diagnose-file", BUS.encode(), FILE)):
+        r = client.post(path, content=body, headers={**kind, **headers})
+        assert r.status_code == 403 and "refused" in r.json()["error"]
+
+
+def test_same_origin_posts_accepted(client):
+    r = client.post("/api/diagnose", json={"text": BUS},
+                    headers={"Origin": BASE, "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200
+    r = client.get("/", headers={"Sec-Fetch-Site": "cross-site"})  # following a link to the page is fine
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("ctype", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+def test_simple_content_types_refused(client, ctype):
+    headers = {"Content-Type": ctype} if ctype else {}
+    r = client.post("/api/diagnose", content=json.dumps({"text": BUS}).encode(), headers=headers)
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
+    r = client.post("/api/diagnose-file", content=BUS.encode(), headers=headers)
+    assert r.status_code == 415 and "octet-stream" in r.json()["error"]
+
+
+def test_json_with_charset_accepted(client):
+    r = client.post("/api/diagnose", content=json.dumps({"text": BUS}).encode(),
+                    headers={"Content-Type": "application/json; charset=utf-8"})
+    assert r.status_code == 200
+
+
+def test_concurrent_requests_capped():
+    """Past ``max_concurrent`` requests in flight, one more is a 503 before its body is read."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_app(scope, receive, send):
+        started.set()
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guard = Guard(slow_app, allowed_hosts("127.0.0.1"), max_concurrent=1)
+    scope = {"type": "http", "method": "POST", "path": "/api/diagnose", "headers": [(b"host", b"127.0.0.1:8765")]}
+
+    async def call():
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        await guard(scope, receive, send)
+        return sent[0]["status"], sent[-1].get("body", b"")
+
+    async def main():
+        first = asyncio.create_task(call())
+        await started.wait()
+        second = await call()
+        release.set()
+        return await first, second
+
+    first, second = asyncio.run(main())
+    assert first == (200, b"ok")
+    assert second[0] == 503 and b"busy" in second[1]
+    assert guard.active == 0
+
+
+def test_context_lines_numbered_like_the_scanner():
+    data = b"a\rb\nc\x0bd\n\n" + b"x\n" * 3_000_000 + b"last"
+    start = time.perf_counter()
+    lines = context_lines(data, [1, 2, 3, 3_000_004, 3_000_005])
+    assert time.perf_counter() - start < 1
+    assert lines == {1: "a\rb", 2: "c\x0bd", 3: "", 3_000_004: "last"}
+
+
+def test_memory_stays_near_the_body_size(tmp_path):
+    """A 20 MiB body of '€\\n' cost +450 MB of peak RSS (every line split out for the context)."""
+    code = Path(__file__).with_name("serve_memory.py")
+    proc = subprocess.run([sys.executable, str(code)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["status"] == 200
+    assert result["extra_mb"] < 5 * result["body_mb"], result

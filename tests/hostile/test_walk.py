@@ -1,0 +1,114 @@
+"""``batch`` over hostile trees: a tree deeper than Python's recursion limit (RecursionError and
+0 rows before), and globs whose ``**`` met symlinks back up the tree (each file 41 times with one
+loop; never ending with two)."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dllogscan.batch.walk import _glob, expand
+
+BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
+
+
+def _remove_deep(root) -> None:
+    """Remove a deep tree with a stack of our own (shutil.rmtree and os.walk recurse once per
+    level on Python 3.11, so pytest's tmp_path clean-up would fail past the recursion limit)."""
+    stack = [str(root)]
+    while stack:
+        subdirs = []
+        with os.scandir(stack[-1]) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+        if subdirs:
+            stack += subdirs
+        else:
+            os.rmdir(stack.pop())
+
+
+def _deep_tree(root, levels: int) -> str:
+    path = str(root)
+    (root / "top.log").write_text("hello\n")
+    for _ in range(levels):
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    with open(os.path.join(path, "job.log"), "w") as fh:
+        fh.write(BUS)
+    return path
+
+
+def test_tree_deeper_than_the_recursion_limit(tmp_path):
+    root = tmp_path / "deep"
+    root.mkdir()
+    try:
+        _check_deep_tree(root, _deep_tree(root, 1500))
+    finally:
+        _remove_deep(root)
+
+
+def _check_deep_tree(root, deepest: str) -> None:
+    assert 1500 > sys.getrecursionlimit() // 2
+    start = time.perf_counter()
+    found = list(expand([str(root)]))
+    assert time.perf_counter() - start < 2
+    assert sorted(p for p, _ in found) == sorted([str(root / "top.log"), os.path.join(deepest, "job.log")])
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "batch", str(root), "--format", "jsonl", "--jobs", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr[-500:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 2 and {r["diagnoses"][0]["class"] for r in rows if r["diagnoses"]} == {"A"}
+
+
+@pytest.fixture
+def looped(tmp_path):
+    """a/x.log, a/b/y.log, a/b/up -> .. (one loop), a/b/c/z.log, a/b/c/back -> ../.. (two)."""
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    for rel in ("a/x.log", "a/b/y.log", "a/b/c/z.log"):
+        (tmp_path / rel).write_text("hello\n")
+    os.symlink("..", tmp_path / "a" / "b" / "up")
+    os.symlink("../..", tmp_path / "a" / "b" / "c" / "back")
+    return tmp_path
+
+
+@pytest.mark.timeout(60)
+def test_glob_star_star_does_not_follow_symlinked_directories(looped):
+    start = time.perf_counter()
+    found = [p for p, _ in expand([str(looped / "a" / "**" / "*.log")])]
+    assert time.perf_counter() - start < 2
+    want = [str(looped / rel) for rel in ("a/x.log", "a/b/y.log", "a/b/c/z.log")]
+    assert sorted(found) == sorted(want) and len(found) == len(set(found))
+
+
+@pytest.mark.timeout(60)
+def test_batch_glob_with_two_loops_ends_with_one_row_per_file(looped):
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "batch", str(looped / "a" / "**" / "*.log"),
+                           "--format", "jsonl", "--jobs", "1"], capture_output=True, text=True, timeout=50)
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 3
+
+
+def test_trailing_star_star_walks_each_file_once(looped):
+    found = [p for p, _ in expand([str(looped / "a" / "**")])]
+    assert len(found) == len(set(found))
+    assert str(looped / "a" / "b" / "c" / "z.log") in found
+
+
+@pytest.mark.parametrize("pattern", ["*/*.log", "**/*.log", "a/*", "a/?.log", "a/[xy].log", "a/**/z.log",
+                                     ".*", "a/.*", "nope/*.log", "*"])
+def test_glob_names_what_glob_names_without_links(tmp_path, pattern, monkeypatch):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / ".hidden").mkdir()
+    for rel in ("top.log", "a/x.log", "a/y.txt", "a/b/z.log", "a/.h.log", "a/.hidden/q.log", ".dot.log"):
+        (tmp_path / rel).write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+    assert sorted(_glob(pattern)) == sorted(glob.glob(pattern, recursive=True))
+    absolute = str(tmp_path / pattern)
+    assert sorted(_glob(absolute)) == sorted(glob.glob(absolute, recursive=True))
