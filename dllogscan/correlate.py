@@ -8,7 +8,10 @@ Rules, all driven by fields of the signature data:
   RuntimeError`` whose traceback says ``unable to write to file </torch_...>`` is class A);
 - a ``*-suspected`` candidate yields to any other failure, and context alone never outvotes one;
 - without a failure of their class, ``cause``/``context`` hits count only where their ``alone``
-  rule allows (the OOM killer's line makes B alone only when it killed a python process).
+  rule allows (the OOM killer's line makes B alone only when it killed a python process);
+- a diagnosis holding a ``canonical`` hit (the field guide's own failure texts: bus error,
+  ``exited unexpectedly``, ancdata, errno 24, CUDA re-initialisation, ``DataLoader timed out``),
+  its own or absorbed, is marked so: the classifier may re-rank it, never veto it.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .models import Diagnosis, Evidence, Hit
-from .signatures import Condition, Database, Signature
+from .signatures import BUILTIN_CONDITIONS, Condition, Database, Signature
 
 PROGRESS_RE = re.compile(
     r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
@@ -67,13 +70,19 @@ def _pids(facts: dict[str, str]) -> set[str]:
     return out
 
 
-def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:
-    if cond.ids == ("@progress",):
+def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
+    """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training."""
+    if name == "@progress":
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
-    if cond.ids == ("@relevant",):
-        window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
-        return any(RELEVANT.search(t) for t in window + [hit.text])
+    window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
+    return any(RELEVANT.search(t) for t in window + [hit.text])
+
+
+def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:
+    """True when any of the condition's ids (built-ins or signatures) holds near ``hit``."""
+    if any(_builtin_holds(i, cond, hit) for i in cond.ids if i in BUILTIN_CONDITIONS):
+        return True
     for sig_id, others in index.items():
         if not cond.matches_id(sig_id):
             continue
@@ -224,6 +233,7 @@ def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tup
         out.append(Diagnosis(
             cls=cand.cls, subclass=top_sig.subclass, title=top_sig.title, confidence=conf,
             evidence=evidence, signatures=tuple(dict.fromkeys(s.id for _, s, _ in cand.hits)),
-            facts=merged, count=count))
+            facts=merged, count=count,
+            canonical=any(sig.canonical for _, sig, _ in cand.hits + cand.absorbed)))
     out.sort(key=lambda d: (-d.confidence, d.evidence[0].line if d.evidence else 0))
     return out, facts
