@@ -11,20 +11,23 @@ Rules, all driven by fields of the signature data:
   rule allows (the OOM killer's line makes B alone only when it killed a python process);
 - a diagnosis holding a ``canonical`` hit (the field guide's own failure texts: bus error,
   ``exited unexpectedly``, ancdata, errno 24, CUDA re-initialisation, ``DataLoader timed out``),
-  its own or absorbed, is marked so: the classifier may re-rank it, never veto it.
+  its own or absorbed, is marked so: the classifier may re-rank it, never veto it;
+- a measured silence after the last progress line (``cadence.Silence``) joins a class-E diagnosis
+  (both its lines cited, confidence raised by ``cadence.WEIGHT``) or, with no diagnosis at all,
+  makes E/hang at that weight; beside a failure of another class it stays out (a dead worker
+  explains the stop).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .cadence import PROGRESS_RE, WEIGHT as SILENCE_WEIGHT, Silence
 from .models import Diagnosis, Evidence, Hit
 from .signatures import BUILTIN_CONDITIONS, Condition, Database, Signature
 
-PROGRESS_RE = re.compile(
-    r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
-    r"|\bloss\b\s*[:=]", re.IGNORECASE)
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
@@ -237,3 +240,28 @@ def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tup
             canonical=any(sig.canonical for _, sig, _ in cand.hits + cand.absorbed)))
     out.sort(key=lambda d: (-d.confidence, d.evidence[0].line if d.evidence else 0))
     return out, facts
+
+
+SILENCE_ID = "E.hang.progress-silence"
+
+
+def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Diagnosis]:
+    """Weigh a measured silence into the diagnoses of one source (see the rules above)."""
+    if silence is None or any(d.cls != "E" for d in diagnoses):
+        return diagnoses
+    cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
+             Evidence(silence.end_line, silence.end_text, SILENCE_ID))
+    note = silence.describe()
+    if not diagnoses:
+        return [Diagnosis(cls="E", subclass="hang", title="Progress stopped: a long silence after regular "
+                          "progress lines (a stalled loader is the usual cause)", confidence=SILENCE_WEIGHT,
+                          evidence=cited, signatures=(SILENCE_ID,), facts=silence.facts(), notes=(note,))]
+    out = []
+    for d in diagnoses:
+        have = {e.line for e in d.evidence}
+        evidence = d.evidence[:1] + tuple(e for e in cited if e.line not in have) + d.evidence[1:]
+        conf = min(0.99, 1.0 - (1.0 - d.confidence) * (1.0 - SILENCE_WEIGHT))
+        out.append(dataclasses.replace(d, confidence=conf, evidence=evidence[:MAX_EVIDENCE],
+                                       signatures=d.signatures + (SILENCE_ID,),
+                                       facts={**d.facts, **silence.facts()}, notes=d.notes + (note,)))
+    return out
