@@ -175,7 +175,8 @@ def _absorb(cands: dict[str, Candidate]) -> None:
 
 def _exception_line(hit: Hit) -> tuple[int, str] | None:
     """The real exception at the end of a captured traceback (``KeyError: 'label'``)."""
-    seen_traceback = hit.text.lstrip().startswith("File ")  # a frame hit: the traceback is running
+    # a frame hit, or an old-style re-raise whose message is the traceback: the traceback is running
+    seen_traceback = hit.text.lstrip().startswith("File ") or "Traceback (most recent call last)" in hit.text
     for line, text in hit.after:
         if "Traceback (most recent call last)" in text:
             seen_traceback = True
