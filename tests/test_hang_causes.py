@@ -123,3 +123,18 @@ def test_the_subclass_appears_in_the_issue_body():
     body = to_issue_body([result])
     assert "E/tokenizers-fork" in body
     assert json.dumps(result.to_dict()).count("tokenizers-fork") >= 1
+
+
+def test_an_interrupt_in_the_loaders_shutdown_is_a_hang():
+    text = PROGRESS + (
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f1c2b8e0ee0>\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/torch/utils/data/dataloader.py", line 1477, in __del__\n'
+        "    self._shutdown_workers()\n"
+        f'  File "{SITE}/torch/utils/data/dataloader.py", line 1441, in _shutdown_workers\n'
+        "    w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)\n"
+        '  File "/opt/conda/lib/python3.10/multiprocessing/popen_fork.py", line 43, in wait\n'
+        "KeyboardInterrupt: \n")
+    d = dllogscan.scan(text, name="ctrl-c.log", classifier="off").diagnoses
+    assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
+    assert any(e.text.startswith("KeyboardInterrupt") for e in d[0].evidence)
