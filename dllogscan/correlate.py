@@ -13,7 +13,7 @@ Rules, all driven by fields of the signature data:
   ``exited unexpectedly``, ancdata, errno 24, CUDA re-initialisation, ``DataLoader timed out``),
   its own or absorbed, is marked so: the classifier may re-rank it, never veto it;
 - a measured silence after the last progress line (``cadence.Silence``) joins a class-E diagnosis
-  (both its lines cited, confidence raised by ``cadence.WEIGHT``) or, with no diagnosis at all,
+  (both its lines cited, confidence raised by its ``weight``, ``cadence.WEIGHT``) or, with no diagnosis at all,
   makes E/hang at that weight; beside a failure of another class it stays out (a dead worker
   explains the stop).
 """
@@ -23,10 +23,17 @@ import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .cadence import PROGRESS_RE, WEIGHT as SILENCE_WEIGHT, Silence
 from .models import Diagnosis, Evidence, Hit
 from .signatures import BUILTIN_CONDITIONS, Condition, Database, Signature
+
+if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
+    from .cadence import Silence
+
+PROGRESS_RE = re.compile(
+    r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
+    r"|\bloss\b\s*[:=]", re.IGNORECASE)
 
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
@@ -255,13 +262,13 @@ def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Di
     note = silence.describe()
     if not diagnoses:
         return [Diagnosis(cls="E", subclass="hang", title="Progress stopped: a long silence after regular "
-                          "progress lines (a stalled loader is the usual cause)", confidence=SILENCE_WEIGHT,
+                          "progress lines (a stalled loader is the usual cause)", confidence=silence.weight,
                           evidence=cited, signatures=(SILENCE_ID,), facts=silence.facts(), notes=(note,))]
     out = []
     for d in diagnoses:
         have = {e.line for e in d.evidence}
         evidence = d.evidence[:1] + tuple(e for e in cited if e.line not in have) + d.evidence[1:]
-        conf = min(0.99, 1.0 - (1.0 - d.confidence) * (1.0 - SILENCE_WEIGHT))
+        conf = min(0.99, 1.0 - (1.0 - d.confidence) * (1.0 - silence.weight))
         out.append(dataclasses.replace(d, confidence=conf, evidence=evidence[:MAX_EVIDENCE],
                                        signatures=d.signatures + (SILENCE_ID,),
                                        facts={**d.facts, **silence.facts()}, notes=d.notes + (note,)))

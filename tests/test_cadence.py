@@ -59,6 +59,15 @@ def test_a_stamp_inside_a_longer_number_is_not_a_time():
     assert measure((lines + "id 1202611-30 09:00:00 done\n").encode(), 1) is None
 
 
+def test_civil_seconds_agree_with_the_calendar():
+    from calendar import timegm
+
+    from dllogscan.cadence import _seconds
+
+    for stamp in [(2026, 11, 30, 6, 0, 0), (2024, 2, 29, 23, 59, 59), (2000, 3, 1, 0, 0, 1), (2031, 1, 1, 12, 30, 0)]:
+        assert _seconds(*stamp) == timegm(stamp + (0, 0, 0))
+
+
 def test_duration_reads_like_a_person_would_say_it():
     assert [duration(x) for x in (2, 65, 3600, 13800, 600)] == ["2.0 s", "1 min 5 s", "1 h", "3 h 50 min", "10 min"]
 
