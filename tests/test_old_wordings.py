@@ -61,3 +61,15 @@ def test_a_remote_traceback_of_another_library_is_not_b():
     text = ("joblib worker failed\nValueError: Traceback (most recent call last):\n"
             '  File "/srv/app/jobs.py", line 3, in run\nValueError: bad row\n')
     assert scan(text) == ()
+
+
+def test_old_cuda_init_texts_outside_a_dataloader_are_not_d():
+    hogwild = ("Process Process-3:\nTraceback (most recent call last):\n"
+               '  File "/usr/lib/python3.6/multiprocessing/process.py", line 258, in _bootstrap\n'
+               '  File "a3c/train.py", line 40, in train\n    model = model.cuda()\n'
+               "RuntimeError: CUDA error (3): initialization error\n")
+    ddp = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=47 error=3 : initialization error\n"
+           "Traceback (most recent call last):\n"
+           '  File "lib/multiprocessing.py", line 30, in run\n    dist.destroy_process_group()\n')
+    for text in (hogwild, ddp):  # the signatures' part; the text classifier weighs such pastes on its own
+        assert dllogscan.scan(text, name="mp.log", classifier="off").diagnoses == ()
