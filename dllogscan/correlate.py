@@ -255,8 +255,9 @@ SILENCE_ID = "E.hang.progress-silence"
 
 def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Diagnosis]:
     """Weigh a measured silence into the diagnoses of one source (see the rules above)."""
-    if silence is None or any(d.cls != "E" for d in diagnoses):
+    if silence is None or any(d.cls != "E" and d.confidence > 0 for d in diagnoses):
         return diagnoses
+    diagnoses = [d for d in diagnoses if d.cls == "E"]  # weightless support of another class goes
     cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
              Evidence(silence.end_line, silence.end_text, SILENCE_ID))
     note = silence.describe()

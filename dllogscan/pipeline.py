@@ -93,8 +93,9 @@ def run(source: Source, scanner: Scanner | None = None,
 
 
 def _wants_timing(diagnoses) -> bool:
-    """Timing (cadence.py) is measured only where it can matter: a hang to weigh, or no verdict."""
-    return not diagnoses or any(d.cls == "E" for d in diagnoses)
+    """Timing (cadence.py) is measured only where it can matter: a hang to weigh, or no verdict
+    (weightless support of another class aside)."""
+    return all(d.cls == "E" or d.confidence == 0 for d in diagnoses)
 
 
 def _wants_classifier(diagnoses, out, mode: str) -> bool:

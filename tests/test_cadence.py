@@ -96,3 +96,22 @@ def test_a_healthy_timestamped_log_gives_nothing(tmp_path):
     log = tmp_path / "ok.log"
     log.write_text(progress_log(2000, 2.0, timedelta(seconds=2), "{t:%Y-%m-%d %H:%M:%S} INFO training finished"))
     assert dllogscan.scan(log).diagnoses == ()
+
+
+def test_explain_shows_the_timing(tmp_path):
+    from dllogscan.explain import explain
+
+    log = tmp_path / "slurm-4242.out"
+    log.write_text(progress_log(300, 2.0, timedelta(hours=3, minutes=50), SLURM_KILL))
+    assert "timing: progress every 2.0 s" in explain(str(log), [])
+    ok = tmp_path / "ok.log"
+    ok.write_text(progress_log(300, 2.0))
+    assert "timing: no silence after timestamped progress lines" in explain(str(ok), [])
+
+
+def test_weightless_support_of_another_class_does_not_hide_the_silence(tmp_path):
+    log = tmp_path / "slurm-4243.out"
+    log.write_text(progress_log(300, 2.0, timedelta(hours=2), "{t:%Y-%m-%d %H:%M:%S} RuntimeError: Pin memory thread "
+                                "exited unexpectedly"))
+    d = dllogscan.scan(log, classifier="off").diagnoses
+    assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
