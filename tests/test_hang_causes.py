@@ -65,14 +65,14 @@ TIMEOUT = "RuntimeError: DataLoader timed out after 600 seconds\n"
 CASES = {
     "interrupt-hdf5": (PROGRESS + worker_interrupted(
         f'  File "{SITE}/h5py/_hl/dataset.py", line 758, in __getitem__\n    return self._read(args)\n') + MAIN_WAIT,
-        "fork-handle", "h5py"),
-    "faulthandler-albumentations": (PROGRESS + FAULTHANDLER_WORKER, "fork-threads", "worker_init_fn=None"),
-    "pyspy-logging-lock": (PYSPY_LOCK, "fork-lock", "logging"),
-    "timeout-tokenizers": (TOKENIZERS * 2 + PROGRESS + TIMEOUT, "tokenizers-fork", "TOKENIZERS_PARALLELISM"),
+        "fork-handle"),
+    "faulthandler-albumentations": (PROGRESS + FAULTHANDLER_WORKER, "fork-threads"),
+    "pyspy-logging-lock": (PYSPY_LOCK, "fork-lock"),
+    "timeout-tokenizers": (TOKENIZERS * 2 + PROGRESS + TIMEOUT, "tokenizers-fork"),
     "timeout-worker-init": (PROGRESS + f'''Thread 0x00007f3a5c9ff740 (most recent call first):
   File "/app/data.py", line 88 in worker_init_fn
   File "{SITE}/torch/utils/data/_utils/worker.py", line 266 in _worker_loop
-''' + TIMEOUT, "slow-start", "persistent_workers=True"),
+''' + TIMEOUT, "slow-start"),
 }
 FIX_WORDS = {"fork-handle": "worker_init_fn", "fork-threads": "cv2.setNumThreads(0)", "fork-lock": "spawn",
              "tokenizers-fork": "TOKENIZERS_PARALLELISM=false", "slow-start": "persistent_workers=True"}
@@ -80,8 +80,8 @@ FIX_WORDS = {"fork-handle": "worker_init_fn", "fork-threads": "cv2.setNumThreads
 
 @pytest.mark.parametrize("name", CASES)
 def test_the_sub_cause_names_the_subclass_and_its_fixes(name):
-    text, sub, _ = CASES[name]
-    d = dllogscan.scan(text, name=name).diagnoses
+    text, sub = CASES[name]
+    d = dllogscan.scan(text, name=name, classifier="off").diagnoses  # the signatures' part, model-independent
     assert [(x.cls, x.subclass) for x in d][:1] == [("E", sub)], [(x.cls, x.subclass, x.signatures) for x in d]
     fixes = " ".join((f.code or "") + " ".join(f.commands) for f in d[0].fixes)
     assert FIX_WORDS[sub] in fixes, fixes
