@@ -8,20 +8,33 @@ Rules, all driven by fields of the signature data:
   RuntimeError`` whose traceback says ``unable to write to file </torch_...>`` is class A);
 - a ``*-suspected`` candidate yields to any other failure, and context alone never outvotes one;
 - without a failure of their class, ``cause``/``context`` hits count only where their ``alone``
-  rule allows (the OOM killer's line makes B alone only when it killed a python process).
+  rule allows (the OOM killer's line makes B alone only when it killed a python process);
+- a diagnosis holding a ``canonical`` hit (the field guide's own failure texts: bus error,
+  ``exited unexpectedly``, ancdata, errno 24, CUDA re-initialisation, ``DataLoader timed out``),
+  its own or absorbed, is marked so: the classifier may re-rank it, never veto it;
+- a measured silence after the last progress line (``cadence.Silence``) joins a class-E diagnosis
+  (both its lines cited, confidence raised by its ``weight``, ``cadence.WEIGHT``) or, with no diagnosis at all,
+  makes E/hang at that weight; beside a failure of another class it stays out (a dead worker
+  explains the stop).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .models import Diagnosis, Evidence, Hit
-from .signatures import Condition, Database, Signature
+from .signatures import BUILTIN_CONDITIONS, Condition, Database, Signature
+
+if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
+    from .cadence import Silence
 
 PROGRESS_RE = re.compile(
     r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
     r"|\bloss\b\s*[:=]", re.IGNORECASE)
+
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
@@ -67,13 +80,19 @@ def _pids(facts: dict[str, str]) -> set[str]:
     return out
 
 
-def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:
-    if cond.ids == ("@progress",):
+def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
+    """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training."""
+    if name == "@progress":
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
-    if cond.ids == ("@relevant",):
-        window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
-        return any(RELEVANT.search(t) for t in window + [hit.text])
+    window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
+    return any(RELEVANT.search(t) for t in window + [hit.text])
+
+
+def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:
+    """True when any of the condition's ids (built-ins or signatures) holds near ``hit``."""
+    if any(_builtin_holds(i, cond, hit) for i in cond.ids if i in BUILTIN_CONDITIONS):
+        return True
     for sig_id, others in index.items():
         if not cond.matches_id(sig_id):
             continue
@@ -163,7 +182,8 @@ def _absorb(cands: dict[str, Candidate]) -> None:
 
 def _exception_line(hit: Hit) -> tuple[int, str] | None:
     """The real exception at the end of a captured traceback (``KeyError: 'label'``)."""
-    seen_traceback = hit.text.lstrip().startswith("File ")  # a frame hit: the traceback is running
+    # a frame hit, or an old-style re-raise whose message is the traceback: the traceback is running
+    seen_traceback = hit.text.lstrip().startswith("File ") or "Traceback (most recent call last)" in hit.text
     for line, text in hit.after:
         if "Traceback (most recent call last)" in text:
             seen_traceback = True
@@ -224,6 +244,33 @@ def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tup
         out.append(Diagnosis(
             cls=cand.cls, subclass=top_sig.subclass, title=top_sig.title, confidence=conf,
             evidence=evidence, signatures=tuple(dict.fromkeys(s.id for _, s, _ in cand.hits)),
-            facts=merged, count=count))
+            facts=merged, count=count,
+            canonical=any(sig.canonical for _, sig, _ in cand.hits + cand.absorbed)))
     out.sort(key=lambda d: (-d.confidence, d.evidence[0].line if d.evidence else 0))
     return out, facts
+
+
+SILENCE_ID = "E.hang.progress-silence"
+
+
+def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Diagnosis]:
+    """Weigh a measured silence into the diagnoses of one source (see the rules above)."""
+    if silence is None or any(d.cls != "E" and d.confidence > 0 for d in diagnoses):
+        return diagnoses
+    diagnoses = [d for d in diagnoses if d.cls == "E"]  # weightless support of another class goes
+    cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
+             Evidence(silence.end_line, silence.end_text, SILENCE_ID))
+    note = silence.describe()
+    if not diagnoses:
+        return [Diagnosis(cls="E", subclass="hang", title="Progress stopped: a long silence after regular "
+                          "progress lines (a stalled loader is the usual cause)", confidence=silence.weight,
+                          evidence=cited, signatures=(SILENCE_ID,), facts=silence.facts(), notes=(note,))]
+    out = []
+    for d in diagnoses:
+        have = {e.line for e in d.evidence}
+        evidence = d.evidence[:1] + tuple(e for e in cited if e.line not in have) + d.evidence[1:]
+        conf = min(0.99, 1.0 - (1.0 - d.confidence) * (1.0 - silence.weight))
+        out.append(dataclasses.replace(d, confidence=conf, evidence=evidence[:MAX_EVIDENCE],
+                                       signatures=d.signatures + (SILENCE_ID,),
+                                       facts={**d.facts, **silence.facts()}, notes=d.notes + (note,)))
+    return out

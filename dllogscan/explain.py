@@ -29,6 +29,15 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])]
 
 
+def timing_view(source: sources.Source, scanner) -> str:
+    """What cadence.py measures at the end of the source, whether or not the verdict used it."""
+    from .cadence import measure
+
+    out, _ = pipeline.scan_source(source, scanner)
+    silence = measure(out.end, out.end_line) if out is not None else None
+    return f"timing: {silence.describe()}" if silence else "timing: no silence after timestamped progress lines"
+
+
 def explain(path: str, signatures: list[str]) -> str:
     """The explanation of one input; raises SourceError when it cannot be read at all."""
     if path == "-":  # read once: the scan and the classifier's view both need it
@@ -56,6 +65,7 @@ def explain(path: str, signatures: list[str]) -> str:
             lines.append("                facts: " + ", ".join(f"{k}={v}" for k, v in hit.facts.items()))
     if result.facts:
         lines.append("source facts: " + ", ".join(f"{k}={v}" for k, v in result.facts.items()))
+    lines.append(timing_view(source, scanner))
     lines += classifier_view(source, scanner)
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:

@@ -69,6 +69,9 @@ class Diagnosis:
     fixes: tuple[Fix, ...] = ()
     method: str = "signatures"
     notes: tuple[str, ...] = ()
+    #: decided by a canonical failure text (``canonical = true`` in the signature data): the text
+    #: classifier may raise or re-rank this diagnosis, never lower it or drop it
+    canonical: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -187,5 +187,6 @@ def _merge(parts: list, fd: int, size: int) -> "sc.ScanOutput":
         if not out.head and part.head:
             out.head = list(_shift(part.head, shift))
         out.lines, out.tail = part.lines + shift, list(_shift(part.tail, shift))
+        out.end, out.end_line = part.end, part.end_line + shift
         line_at_start += line_k1 - line_k0
     return out

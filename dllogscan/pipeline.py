@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import BinaryIO, Iterable
 
 from .advise import advise
-from .correlate import correlate
+from .correlate import correlate, with_silence
 from .documents import flatten_stream
 from .errors import SourceError
 from .models import ScanResult
@@ -88,6 +88,10 @@ def run(source: Source, scanner: Scanner | None = None,
     if out is None:
         return ScanResult(source=source.name, error=error)
     weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    if _wants_timing(weak):
+        from .cadence import measure
+
+        weak = with_silence(weak, measure(out.end, out.end_line))
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
     if classifier != "off" and _wants_classifier(weak, out, classifier):
         merged = _with_classifier(weak, out, min_confidence, model)
@@ -97,6 +101,12 @@ def run(source: Source, scanner: Scanner | None = None,
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
                       document=out.document)
+
+
+def _wants_timing(diagnoses) -> bool:
+    """Timing (cadence.py) is measured only where it can matter: a hang to weigh, or no verdict
+    (weightless support of another class aside)."""
+    return all(d.cls == "E" or d.confidence == 0 for d in diagnoses)
 
 
 def _wants_classifier(diagnoses, out, mode: str) -> bool:

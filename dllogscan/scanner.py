@@ -27,6 +27,7 @@ TAIL_LINES = 30
 MAX_HITS_PER_SIGNATURE = 200
 MAX_EVIDENCE_CHARS = 600
 KEEP_PREFIX = 1 << 20
+END_BYTES = 256 << 10  # the raw end of the input kept for cadence.py (timing of the last lines)
 
 
 @dataclass
@@ -42,6 +43,8 @@ class ScanOutput:
     read_error: str | None = None
     prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
     document: str | None = None  # the document kind when the input was flattened (documents/)
+    end: bytes = b""  # the raw last END_BYTES of the input, from a line start (cadence.py reads it)
+    end_line: int = 1  # the line number of end's first line
 
 
 class Scanner:
@@ -214,6 +217,7 @@ class Scanner:
                 line_at += data.count(b"\n", counted_to)  # line number of the last (partial) line
                 out.lines = line_at - (1 if data.endswith(b"\n") else 0) if data else base_line - 1
                 out.tail = self._tail(data, line_at)
+                out.end, out.end_line = self._end(data, line_at)
                 out.head = head
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)
@@ -227,6 +231,14 @@ class Scanner:
             st.data_offset = data_offset + keep_from
             st.carry = data[keep_from:]
             st.search_from = proc_end - keep_from
+
+    @staticmethod
+    def _end(data: bytes, line_at: int) -> tuple[bytes, int]:
+        """The last END_BYTES of the final round's data from a line start, and that line's number."""
+        start = max(0, len(data) - END_BYTES)
+        if start:
+            start = data.find(b"\n", start) + 1 or len(data)
+        return data[start:], line_at - data.count(b"\n", start)
 
     @staticmethod
     def _tail(data: bytes, line_at: int) -> list[tuple[int, str]]:

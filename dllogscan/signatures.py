@@ -24,9 +24,11 @@ KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
     "linked_weight", "absorbs", "absorb_within", "requires", "excludes", "capture_after",
-    "flags", "notes", "alone",
+    "flags", "notes", "alone", "canonical",
 }
 CONDITION_KEYS = {"ids", "within", "same"}
+#: conditions computed from the text itself, not from another signature (see correlate.py)
+BUILTIN_CONDITIONS = ("@progress", "@relevant")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes"}
 
@@ -72,6 +74,8 @@ class Signature:
     excludes: tuple[Condition, ...] = ()
     capture_after: int = 0
     alone: Any = True  # True, False, or {fact: compiled regex} a hit must meet to stand alone
+    #: the field guide's own failure text: the classifier may re-rank its diagnosis, never drop it
+    canonical: bool = False
     origin: str = ""
     user: bool = False  # from a user's file: its pattern runs with a time budget (sigprobe.py)
 
@@ -216,6 +220,9 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
     weight = float(raw.get("weight", 0.9))
     if not 0.0 <= weight <= 1.0:
         raise _fail(origin, sig_id, f"weight {weight} outside [0, 1]")
+    canonical = raw.get("canonical", False)
+    if not isinstance(canonical, bool) or (canonical and (role != "failure" or weight < 0.5)):
+        raise _fail(origin, sig_id, "canonical must be true or false, and true only for a failure of weight >= 0.5")
     sig = Signature(
         id=sig_id, cls=cls, subclass=sub, title=raw["title"], role=role, keywords=keywords,
         pattern=raw["pattern"], flags=raw.get("flags", ""), weight=weight,
@@ -227,7 +234,8 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
         absorbs=tuple(raw.get("absorbs", ())), absorb_within=int(raw.get("absorb_within", 120)),
         requires=_conditions(raw.get("requires"), origin, sig_id, "requires"),
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
-        capture_after=int(raw.get("capture_after", 0)), alone=alone, origin=origin, user=user,
+        capture_after=int(raw.get("capture_after", 0)), alone=alone, canonical=canonical, origin=origin,
+        user=user,
     )
     if compiled is not None:
         # what cached_property would store
@@ -333,7 +341,7 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
     for sig in sigs:
         for cond in sig.requires + sig.excludes:
             for ref in cond.ids:
-                if not ref.endswith("*") and not ref.startswith("@") and ref not in seen:
+                if not ref.endswith("*") and ref not in BUILTIN_CONDITIONS and ref not in seen:
                     raise _fail(sig.origin, sig.id, f"condition names unknown signature {ref!r}")
     if not validated:
         sigcache.store(cache_key, parsed)

@@ -2,8 +2,11 @@
 
 - a signature diagnosis at or above STRONG stands alone (the classifier is not even loaded);
 - a weaker one has its odds multiplied by the classifier's likelihood ratio between its class
-  and "none" (square-rooted: the two are not independent), so a lone ``exited unexpectedly`` in
-  a report the classifier calls healthy drops below the threshold, and one it backs rises;
+  and "none" (square-rooted: the two are not independent), so a weak, reworded hit in a text the
+  classifier calls healthy drops below the threshold, and one it backs rises;
+- a ``canonical`` diagnosis (decided by the field guide's own failure text, e.g. a bare
+  ``exited unexpectedly`` after 100 KB of healthy progress lines) keeps at least its signature
+  confidence: the classifier may raise it or rank another diagnosis above it, never veto it;
 - with no signature diagnosis, the classifier's top label makes a diagnosis of its own when it is
   sure enough and the text is about PyTorch training at all (RELEVANT), citing the lines that
   speak most for it; otherwise: nothing found. (A kernel log of a java service killed by the OOM
@@ -46,6 +49,8 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
         conf = update(d.confidence, p, pred.get("none", 0.0))
         if top.split(".", 1)[0] == d.cls:  # never below what the classifier alone would say
             conf = max(conf, pred[top] * CLASSIFIER_DISCOUNT)
+        if d.canonical:  # a canonical failure text is never vetoed
+            conf = max(conf, d.confidence)
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                        notes=d.notes + (note,)))

@@ -1,0 +1,117 @@
+"""Timing from the log itself (cadence.py): the cadence of timestamped progress lines, the
+silence after the last one, and how the verdict weighs it."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import dllogscan
+from dllogscan.cadence import duration, measure
+from dllogscan.scanner import END_BYTES
+
+T0 = datetime(2026, 11, 30, 2, 0, 0)
+
+
+def progress_log(steps: int, every: float = 2.0, then: timedelta | None = None, last: str | None = None,
+                 pad: int = 0) -> str:
+    """``pad`` untimed lines, then ``steps`` logging-style progress lines ``every`` seconds apart,
+    then ``last`` stamped ``then`` after the last step (``{t}`` in ``last`` is that time)."""
+    out = [f"loading shard {i} of the index" for i in range(pad)]
+    t = T0
+    for i in range(steps):
+        t = T0 + timedelta(seconds=every * i)
+        out.append(f"{t:%Y-%m-%d %H:%M:%S},123 INFO trainer: step {i}/20000 loss={1 / (i + 1):.4f}")
+    if last is not None:
+        out.append(last.format(t=t + (then or timedelta())))
+    return "\n".join(out) + "\n"
+
+
+SLURM_KILL = "slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT {t:%Y-%m-%dT%H:%M:%S} DUE TO TIME LIMIT ***"
+
+
+def test_measure_finds_the_cadence_and_the_silence():
+    text = progress_log(300, 2.0, timedelta(hours=3, minutes=50), SLURM_KILL).encode()
+    s = measure(text, 1)
+    assert s is not None
+    assert (s.last_line, s.end_line, s.seconds, s.cadence, s.progress_lines) == (300, 301, 13800.0, 2.0, 50)
+    assert "step 299/20000" in s.last_text and "TIME LIMIT" in s.end_text
+    assert s.facts()["silence"] == "3 h 50 min" and "every 2.0 s" in s.describe()
+
+
+def test_no_silence_without_enough_timestamped_progress_or_a_long_enough_gap():
+    assert measure(progress_log(4, 2.0, timedelta(hours=4), SLURM_KILL).encode(), 1) is None
+    assert measure(progress_log(300, 2.0, timedelta(minutes=5), SLURM_KILL).encode(), 1) is None
+    # slow steps: a 20 min gap is only 10 cadences of 2 min
+    assert measure(progress_log(300, 120.0, timedelta(minutes=20), SLURM_KILL).encode(), 1) is None
+    assert measure(b"step 1 loss=0.3\nstep 2 loss=0.2\n" * 100, 1) is None
+    assert measure(b"", 1) is None
+
+
+def test_the_silence_is_the_longest_quiet_stretch_after_the_last_progress_line():
+    text = progress_log(300, 2.0, timedelta(seconds=3), "{t:%Y-%m-%d %H:%M:%S} INFO saving checkpoint")
+    t_end = T0 + timedelta(seconds=2 * 299 + 3 + 7200)
+    text += f"{t_end:%Y-%m-%d %H:%M:%S} WARNING watchdog: no batch received\n"
+    s = measure(text.encode(), 1)
+    assert (s.last_line, s.quiet_from, s.end_line, s.seconds) == (300, 301, 302, 7200.0)
+
+
+def test_a_stamp_inside_a_longer_number_is_not_a_time():
+    lines = "".join(f"id 1202611-30 06:00:{i % 60:02d} step {i} loss=0.1\n" for i in range(100))
+    assert measure((lines + "id 1202611-30 09:00:00 done\n").encode(), 1) is None
+
+
+def test_civil_seconds_agree_with_the_calendar():
+    from calendar import timegm
+
+    from dllogscan.cadence import _seconds
+
+    for stamp in [(2026, 11, 30, 6, 0, 0), (2024, 2, 29, 23, 59, 59), (2000, 3, 1, 0, 0, 1), (2031, 1, 1, 12, 30, 0)]:
+        assert _seconds(*stamp) == timegm(stamp + (0, 0, 0))
+
+
+def test_duration_reads_like_a_person_would_say_it():
+    assert [duration(x) for x in (2, 65, 3600, 13800, 600)] == ["2.0 s", "1 min 5 s", "1 h", "3 h 50 min", "10 min"]
+
+
+def test_a_slurm_time_limit_after_a_silence_is_e_with_the_gap_cited(tmp_path):
+    log = tmp_path / "slurm-4242.out"
+    log.write_text(progress_log(2000, 2.0, timedelta(hours=3, minutes=50), SLURM_KILL))
+    d = dllogscan.scan(log).diagnoses
+    assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
+    assert d[0].confidence >= 0.8  # the time-limit line alone is 0.7: the measured silence decides
+    assert [e.line for e in d[0].evidence][:2] == [2001, 2000]
+    assert d[0].facts["silence"] == "3 h 50 min" and d[0].facts["cadence"] == "2.0 s"
+    assert any("no output for 3 h 50 min" in n for n in d[0].notes)
+
+
+def test_line_numbers_hold_when_only_the_end_of_a_large_log_is_kept(tmp_path):
+    log = tmp_path / "big.log"
+    log.write_text(progress_log(3000, 2.0, timedelta(hours=2), SLURM_KILL, pad=40_000))
+    assert log.stat().st_size > 2 * END_BYTES
+    d = dllogscan.scan(log).diagnoses[0]
+    assert d.evidence[1].line == 43_000 and "step 2999/20000" in d.evidence[1].text
+    assert d.evidence[0].line == 43_001
+
+
+def test_a_healthy_timestamped_log_gives_nothing(tmp_path):
+    log = tmp_path / "ok.log"
+    log.write_text(progress_log(2000, 2.0, timedelta(seconds=2), "{t:%Y-%m-%d %H:%M:%S} INFO training finished"))
+    assert dllogscan.scan(log, classifier="off").diagnoses == ()
+
+
+def test_explain_shows_the_timing(tmp_path):
+    from dllogscan.explain import explain
+
+    log = tmp_path / "slurm-4242.out"
+    log.write_text(progress_log(300, 2.0, timedelta(hours=3, minutes=50), SLURM_KILL))
+    assert "timing: progress every 2.0 s" in explain(str(log), [])
+    ok = tmp_path / "ok.log"
+    ok.write_text(progress_log(300, 2.0))
+    assert "timing: no silence after timestamped progress lines" in explain(str(ok), [])
+
+
+def test_weightless_support_of_another_class_does_not_hide_the_silence(tmp_path):
+    log = tmp_path / "slurm-4243.out"
+    log.write_text(progress_log(300, 2.0, timedelta(hours=2), "{t:%Y-%m-%d %H:%M:%S} RuntimeError: Pin memory thread "
+                                "exited unexpectedly"))
+    d = dllogscan.scan(log, classifier="off").diagnoses
+    assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]

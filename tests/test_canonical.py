@@ -1,0 +1,85 @@
+"""A canonical failure text (``canonical = true``: the field guide's own lines) is never turned
+into "nothing found" by the text classifier, however healthy the 100 KB of log before it looks:
+one log at a time and in a batch."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dllogscan
+from dllogscan.classify.combine import combine
+from dllogscan.models import Diagnosis, Evidence
+from dllogscan.signatures import load_database
+
+EXITED = "RuntimeError: DataLoader worker (pid(s) 1010) exited unexpectedly"
+DB = load_database()
+CANONICAL = [s for s in DB.signatures if s.canonical]
+
+
+def healthy_log(size: int = 100_000) -> str:
+    """Progress lines of the kind the classifier calls healthy ("none" above 70 %)."""
+    out, total, i = [], 0, 0
+    while total < size:
+        line = (f"2026-11-30 06:{(i * 2) // 60 % 60:02d}:{(i * 2) % 60:02d},123 INFO trainer: step {i}/20000 "
+                f"loss={1 / (i + 1):.4f} lr=3.0e-04 grad_norm=1.23 throughput=412.5 samples/s\n")
+        out.append(line)
+        total += len(line)
+        i += 1
+    return "".join(out)
+
+
+HEALTHY = healthy_log()
+
+
+def test_the_database_marks_the_field_guide_texts_canonical():
+    ids = {s.id for s in CANONICAL}
+    assert {"B.oom-suspected.exited-unexpectedly", "A.bus-error.killed-by-signal", "C.fd-exhausted.ancdata",
+            "C.fd-exhausted.errno-24", "D.cuda-fork.reinit", "E.timeout.dataloader-timeout"} <= ids
+
+
+def test_bare_exited_unexpectedly_after_100_kb_is_b_with_the_guides_check_order(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(HEALTHY + EXITED + "\n")
+    assert log.stat().st_size > 100_000
+    result = dllogscan.scan(log)
+    assert [d.cls for d in result.diagnoses] == ["B"]
+    d = result.diagnoses[0]
+    assert d.subclass == "oom-suspected" and "cause not in this text" in d.title
+    assert d.confidence >= 0.5 and d.evidence[0].text == EXITED
+    assert "dmesg" in d.fixes[0].commands[0]          # the OOM killer first
+    assert "num_workers=0" in (d.fixes[1].code or "")  # then a rerun without workers
+
+
+@pytest.mark.parametrize("sig", CANONICAL, ids=[s.id for s in CANONICAL])
+def test_every_canonical_text_survives_a_healthy_100_kb_log(sig):
+    text = HEALTHY + sig.examples[0] + "\n"
+    result = dllogscan.scan(text, name="job.log")
+    assert result.diagnoses, f"{sig.id}: nothing found"
+    assert result.diagnoses[0].cls == sig.cls
+
+
+def test_the_classifier_may_raise_but_never_veto_a_canonical_diagnosis():
+    base = Diagnosis(cls="B", subclass="oom-suspected", title="t", confidence=0.65,
+                     evidence=(Evidence(1, EXITED),), canonical=True)
+    lines = [(1, EXITED)]
+    vetoing = combine([base], {"none": 0.95, "B.oom": 0.05}, lines, None, 0.5)
+    assert [(d.cls, d.confidence) for d in vetoing] == [("B", 0.65)]
+    backing = combine([base], {"none": 0.05, "B.oom": 0.95}, lines, None, 0.5)
+    assert backing[0].confidence > 0.65
+    plain = combine([Diagnosis(**{**base.__dict__, "canonical": False})], {"none": 0.95, "B.oom": 0.05},
+                    lines, None, 0.5)
+    assert plain == []  # the veto still applies to texts that are not canonical
+
+
+def test_a_batch_of_healthy_and_failing_100_kb_logs_gives_every_failure_a_class(tmp_path: Path):
+    endings = [s.examples[0] for s in CANONICAL] * 2
+    for i, ending in enumerate(endings):
+        (tmp_path / f"fail-{i:03d}.log").write_text(HEALTHY + ending + "\n")
+    for i in range(60):
+        (tmp_path / f"ok-{i:03d}.log").write_text(HEALTHY)
+    df = dllogscan.scan_many(str(tmp_path), jobs=1)
+    assert len(df) == len(endings) + 60
+    failed = df[df["source"].str.contains("fail-")]
+    assert failed["class"].notna().all(), failed[failed["class"].isna()]["source"].tolist()
+    assert df[df["source"].str.contains("ok-")]["class"].isna().all()

@@ -1,0 +1,76 @@
+"""B and D texts of old PyTorch versions (0.3-1.x), end to end: the class, and the worker's real
+exception cited where the old re-raise printed its traceback as the message."""
+from __future__ import annotations
+
+import dllogscan
+
+SITE = "/usr/local/lib/python3.6/dist-packages"
+LEGACY = f'''Traceback (most recent call last):
+  File "train.py", line 120, in <module>
+    for i, (x, y) in enumerate(train_loader):
+  File "{SITE}/torch/utils/data/dataloader.py", line 336, in __next__
+    return self._process_next_batch(batch)
+  File "{SITE}/torch/utils/data/dataloader.py", line 357, in _process_next_batch
+    raise batch.exc_type(batch.exc_msg)
+{{head}}Traceback (most recent call last):
+  File "{SITE}/torch/utils/data/dataloader.py", line 106, in _worker_loop
+    samples = collate_fn([dataset[i] for i in batch_indices])
+  File "/app/ds.py", line 31, in __getitem__
+    {{source}}
+{{error}}
+'''
+
+
+def scan(text: str):
+    """The signatures' verdict (independent of the shipped text classifier, which is retrained often)."""
+    return dllogscan.scan(text, name="old.log", classifier="off").diagnoses
+
+
+def test_a_legacy_worker_reraise_is_getitem_with_the_real_exception_cited():
+    text = LEGACY.format(head="IOError: ", source="img = Image.open(path)",
+                         error="IOError: [Errno 2] No such file or directory: '/data/x.jpg'")
+    d = scan(text)
+    assert [(x.cls, x.subclass) for x in d] == [("B", "getitem")]
+    assert any(e.text.startswith("IOError: [Errno 2]") for e in d[0].evidence)
+    assert "B.getitem.legacy-worker-traceback" in d[0].signatures
+
+
+def test_only_the_reraise_line_of_a_paste_is_enough():
+    d = scan("the loader crashed in epoch 3:\nException: KeyError:Traceback (most recent call last):\n"
+             f'  File "{SITE}/torch/utils/data/_utils/worker.py", line 99, in _worker_loop\nKeyError: 17\n')
+    assert [(x.cls, x.subclass) for x in d] == [("B", "getitem")]
+
+
+def test_cuda_init_error_inside_a_legacy_reraise_is_d():
+    text = LEGACY.format(head="RuntimeError: ", source="x = x.cuda()",
+                         error="RuntimeError: CUDA error (3): initialization error")
+    assert [x.cls for x in scan(text)] == ["D"]
+
+
+def test_the_thc_check_line_from_a_worker_is_d_not_b():
+    text = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error\n"
+            "RuntimeError: Caught RuntimeError in DataLoader worker process 2.\n"
+            "Original Traceback (most recent call last):\n"
+            f'  File "{SITE}/torch/utils/data/_utils/worker.py", line 178, in _worker_loop\n'
+            "RuntimeError: cuda runtime error (3) : initialization error at /pytorch/aten/src/THC/THCGeneral.cpp:50\n")
+    d = scan(text)
+    assert [x.cls for x in d] == ["D"]
+    assert "D.cuda-fork.thc-check-fail" in d[0].signatures
+
+
+def test_a_remote_traceback_of_another_library_is_not_b():
+    text = ("joblib worker failed\nValueError: Traceback (most recent call last):\n"
+            '  File "/srv/app/jobs.py", line 3, in run\nValueError: bad row\n')
+    assert scan(text) == ()
+
+
+def test_old_cuda_init_texts_outside_a_dataloader_are_not_d():
+    hogwild = ("Process Process-3:\nTraceback (most recent call last):\n"
+               '  File "/usr/lib/python3.6/multiprocessing/process.py", line 258, in _bootstrap\n'
+               '  File "a3c/train.py", line 40, in train\n    model = model.cuda()\n'
+               "RuntimeError: CUDA error (3): initialization error\n")
+    ddp = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=47 error=3 : initialization error\n"
+           "Traceback (most recent call last):\n"
+           '  File "lib/multiprocessing.py", line 30, in run\n    dist.destroy_process_group()\n')
+    for text in (hogwild, ddp):  # the text classifier weighs such pastes on its own
+        assert scan(text) == ()
