@@ -40,12 +40,25 @@ class ScanOutput:
     counts: Counter = field(default_factory=Counter)
     lines: int = 0
     bytes_read: int = 0
-    tail: list[tuple[int, str]] = field(default_factory=list)
+    tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from
     head: list[tuple[int, str]] = field(default_factory=list)
     read_error: str | None = None
     prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
     document: str | None = None  # the document kind when the input was flattened (documents/)
     memo: "LineMemo | None" = field(default=None, repr=False, compare=False)  # this round's cleaned lines
+    _tail: list[tuple[int, str]] | None = field(default=None, repr=False)
+
+    @property
+    def tail(self) -> list[tuple[int, str]]:
+        """The last ``TAIL_LINES`` non-empty lines, cleaned on first use (only the classifier
+        reads them: a batch of healthy logs never does)."""
+        if self._tail is None:
+            self._tail = tail_lines(*self.tail_src) if self.tail_src is not None else []
+        return self._tail
+
+    @tail.setter
+    def tail(self, value: list[tuple[int, str]]) -> None:
+        self._tail, self.tail_src = list(value), None
 
 
 class Scanner:
@@ -332,7 +345,8 @@ class Scanner:
             if final:
                 line_at += data.count(b"\n", counted_to)  # line number of the last (partial) line
                 out.lines = line_at - (1 if data.endswith(b"\n") else 0) if data else base_line - 1
-                out.tail = self._tail(data, line_at)
+                tail_from = max(0, len(data) - LOOKBEHIND)
+                out.tail_src, out._tail = (data[tail_from:], line_at, tail_from > 0), None
                 out.head, out.memo = head, None
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)
@@ -347,24 +361,23 @@ class Scanner:
             st.carry = data[keep_from:]
             st.search_from = proc_end - keep_from
 
-    @staticmethod
-    def _tail(data: bytes, line_at: int) -> list[tuple[int, str]]:
-        """The last ``TAIL_LINES`` non-empty lines of the final round's data (``line_at``: the
-        number of its last line)."""
-        tail_from = max(0, len(data) - LOOKBEHIND)
-        tail_data = data[tail_from:]
-        first_line = line_at - tail_data.count(b"\n")
-        lines = tail_data.split(b"\n")
-        if tail_from:
-            lines, first_line = lines[1:], first_line + 1
-        tail: list[tuple[int, str]] = []
-        for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
-            text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
-            if text:
-                tail.append((first_line + i, text))
-                if len(tail) == TAIL_LINES:
-                    break
-        return tail[::-1]
+
+def tail_lines(tail_data: bytes, line_at: int, cut: bool) -> list[tuple[int, str]]:
+    """The last ``TAIL_LINES`` non-empty lines of ``tail_data``, the final round's last
+    ``LOOKBEHIND`` bytes (``line_at``: the number of its last line; ``cut``: its first line
+    is a piece, dropped)."""
+    first_line = line_at - tail_data.count(b"\n")
+    lines = tail_data.split(b"\n")
+    if cut:
+        lines, first_line = lines[1:], first_line + 1
+    tail: list[tuple[int, str]] = []
+    for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
+        text = normalize.clean(lines[i])[:MAX_EVIDENCE_CHARS]
+        if text:
+            tail.append((first_line + i, text))
+            if len(tail) == TAIL_LINES:
+                break
+    return tail[::-1]
 
 
 def _keyword_automaton(keywords: list[bytes], engine: str):
