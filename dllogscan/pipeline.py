@@ -7,7 +7,6 @@ from typing import Iterable
 
 from .advise import advise
 from .correlate import correlate
-from .documents import flatten_stream
 from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner, ScanOutput
@@ -50,7 +49,11 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             reason = sniff(head)
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
-            head, document = flatten_stream(head, stream)
+            document = None
+            if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"<"):  # may be a document
+                from .documents import flatten_stream  # noqa: PLC0415 - a plain log never needs it
+
+                head, document = flatten_stream(head, stream)
             out = scanner.scan(PeekedStream(head, stream))
             out.document = document
             if out.read_error:

@@ -29,6 +29,8 @@ MAX_EVIDENCE_CHARS = 600
 KEEP_PREFIX = 1 << 20
 MEMO_LINES = 4096  # distinct lines remembered (keyword look-up, cleaned views)
 MEMO_LINE_BYTES = 1024  # longer lines are not remembered by their bytes
+SCREEN_AFTER = 16  # lines of one signature group before its screen is built
+NO_SCREEN = object()
 SCREEN_MIN_POSITIONS = 2000  # keyword hits in one round that make the round screen pay (screen.py)
 
 
@@ -72,6 +74,7 @@ class Scanner:
         self._by_line: dict[bytes, tuple[Signature, ...]] = {}
         self._groups: dict[tuple[int, ...], tuple[Signature, ...]] = {}  # keyword indices -> signatures
         self._screens: dict[tuple[str, ...], object] = {}
+        self._screen_asks: dict[tuple[str, ...], int] = {}
         self._outcomes: dict[tuple, list] = {}  # a line's matches, by what decides them (_outcome_key)
 
     # -- line helpers -------------------------------------------------------------------
@@ -150,13 +153,16 @@ class Scanner:
         return found
 
     def _screen(self, sigs: tuple[Signature, ...]):
-        """The screen (``screen.py``) of a group of signatures, built once per group."""
+        """The screen (``screen.py``) of a group of signatures, built once per group, and only
+        when the group has come up ``SCREEN_AFTER`` times (building one costs a few ms)."""
         key = tuple(s.id for s in sigs)
-        try:
-            return self._screens[key]
-        except KeyError:
-            built = self._screens[key] = screen.build(sigs)
-            return built
+        found = self._screens.get(key)
+        if found is None:
+            asked = self._screen_asks[key] = self._screen_asks.get(key, 0) + 1
+            if asked < SCREEN_AFTER:
+                return None
+            found = self._screens[key] = screen.build(sigs) or NO_SCREEN
+        return None if found is NO_SCREEN else found
 
     def _match_line(self, data: bytes, start: int, end: int, lineno: int, out: ScanOutput) -> None:
         raw = data[start:end]

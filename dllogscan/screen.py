@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from . import normalize
+from .signatures import compile_pattern
 
 _LOOSE: dict[tuple[str, str], Any] = {}
 
@@ -109,11 +110,9 @@ def _loose(sig: Any) -> Any | None:
         loose = loosen(sig.pattern)
         compiled = None
         if loose is not None:
-            import regex  # noqa: PLC0415
-
             try:
-                compiled = regex.compile(loose, regex.IGNORECASE if "i" in sig.flags else 0)
-            except regex.error:
+                compiled = compile_pattern(loose, sig.flags)
+            except Exception:  # noqa: BLE001 - a pattern it cannot take: no screen, every line tried
                 compiled = None
         _LOOSE[key] = compiled
     return _LOOSE[key]
@@ -143,8 +142,8 @@ class RoundScreen:
 
 
 def build(signatures: Iterable[Any]) -> Any | None:
-    """The screen of ``signatures`` (objects with ``pattern`` and ``flags``), compiled with
-    ``regex``; None when one of them cannot be loosened (then every signature is tried)."""
+    """The screen of ``signatures`` (objects with ``pattern`` and ``flags``), compiled as their
+    patterns are (``signatures.compile_pattern``); None when one of them cannot be loosened (then every signature is tried)."""
     parts = []
     for sig in signatures:
         loose = loosen(sig.pattern)
@@ -153,9 +152,7 @@ def build(signatures: Iterable[Any]) -> Any | None:
         parts.append(f"(?i:{loose})" if "i" in sig.flags else f"(?:{loose})")
     if not parts:
         return None
-    import regex  # noqa: PLC0415 - only a scan that reaches a keyword line needs it
-
     try:
-        return regex.compile("|".join(parts))
-    except regex.error:
+        return compile_pattern("|".join(parts))
+    except Exception:  # noqa: BLE001 - a pattern it cannot take: no screen, every signature tried
         return None

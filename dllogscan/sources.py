@@ -1,8 +1,6 @@
 """Open what the user has (a path, standard input, a string) as a bounded binary stream."""
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import lzma
 import os
@@ -122,8 +120,12 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     head = buffered.peek(6)[:6]
     if head.startswith(GZIP_MAGIC):
+        import gzip  # noqa: PLC0415 - decompressors load only for compressed input
+
         inner: BinaryIO = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
     elif head.startswith(BZ2_MAGIC):
+        import bz2  # noqa: PLC0415
+
         inner = bz2.BZ2File(buffered, mode="rb")  # type: ignore[assignment]
     elif head.startswith(XZ_MAGIC):
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
