@@ -2,7 +2,7 @@
 
 Each generator writes the progress lines of one kind of trainer: a Lightning/tqdm bar, mmdetection
 (``data_time: 0.021``), detectron2's event writer, a plain script with ``batch_time=... data_time=...``
-key=value pairs (the worst case for a byte-probe prefilter: ``data_time`` shares ``ata`` with the
+key=value pairs (a hard case for a byte-probe prefilter: ``data_time`` shares ``ata`` with the
 keywords ``ancdata`` and ``_get_data``), the Hugging Face Trainer, and a DDP run with ``[rankN]:``
 prefixes and NCCL chatter (``bench/loggen.py``). Every log opens with Slurm's environment lines and
 a config dump that names ``num_workers``/``pin_memory`` (keyword hits that are not failures); one
@@ -73,7 +73,6 @@ def ddp(rng: random.Random, n: int) -> str:
 GENERATORS: dict[str, Callable[[random.Random, int], str]] = {
     "tqdm": tqdm, "mmdet": mmdet, "detectron2": detectron2, "keyvalue": keyvalue, "hf": hf_trainer, "ddp": ddp,
 }
-WORST = "keyvalue"
 
 
 def pools(seed: int = 7) -> dict[str, list[str]]:
