@@ -6,11 +6,12 @@ longer than ``MAX_LINE`` is matched in a window around the keyword.
 """
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
-from . import normalize, screen
+from . import linememo, normalize, screen
+from .linememo import MEMO_LINES, LineMemo
 from .models import Hit
 from .prefilter import Prefilter, make_prefilter
 from .errors import SourceError
@@ -27,7 +28,6 @@ TAIL_LINES = 30
 MAX_HITS_PER_SIGNATURE = 200
 MAX_EVIDENCE_CHARS = 600
 KEEP_PREFIX = 1 << 20
-MEMO_LINES = 4096  # distinct lines remembered (keyword look-up, cleaned views)
 MEMO_LINE_BYTES = 1024  # longer lines are not remembered by their bytes
 SCREEN_AFTER = 16  # lines of one signature group before its screen is built
 NO_SCREEN = object()
@@ -70,7 +70,7 @@ class Scanner:
         self.db = db
         self.prefilter = prefilter or make_prefilter(db.keywords, engine)
         self._kw_bytes = [(kw.encode("utf-8"), sigs) for kw, sigs in db.by_keyword.items()]
-        self._kw_automaton = _keyword_automaton([kw for kw, _ in self._kw_bytes], self.prefilter.name)
+        self._kw_automaton = linememo.keyword_automaton([kw for kw, _ in self._kw_bytes], self.prefilter.name)
         self._by_line: dict[bytes, tuple[Signature, ...]] = {}
         self._groups: dict[tuple[int, ...], tuple[Signature, ...]] = {}  # keyword indices -> signatures
         self._screens: dict[tuple[str, ...], object] = {}
@@ -95,7 +95,7 @@ class Scanner:
                      memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
         out = []
         pos = end + 1
-        clean = memo.clean if memo is not None else _clean_slice
+        clean = memo.clean if memo is not None else linememo.clean_slice
         for i in range(1, count + 1):
             if pos >= len(data):
                 break
@@ -114,7 +114,7 @@ class Scanner:
                       memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
         out = []
         stop = start - 1
-        clean = memo.clean if memo is not None else _clean_slice
+        clean = memo.clean if memo is not None else linememo.clean_slice
         for i in range(1, count + 1):
             if stop < 0:
                 break
@@ -384,54 +384,6 @@ def tail_lines(tail_data: bytes, line_at: int, cut: bool) -> list[tuple[int, str
             if len(tail) == TAIL_LINES:
                 break
     return tail[::-1]
-
-
-def _keyword_automaton(keywords: list[bytes], engine: str):
-    """An Aho-Corasick automaton over every keyword, to find a line's keywords in one pass; None
-    for the pure-Python engine or where ``ahocorasick-rs`` is not installed."""
-    if engine == "python" or not keywords:
-        return None
-    try:
-        import ahocorasick_rs  # noqa: PLC0415
-    except ImportError:
-        return None
-    return ahocorasick_rs.BytesAhoCorasick(keywords)
-
-
-def _clean_slice(data: bytes, begin: int, stop: int) -> str:
-    return normalize.clean(data[begin:stop])
-
-
-class LineMemo:
-    """The cleaned views of the lines of one round's ``data``, each line cleaned once however
-    many hits, neighbours and joins ask for it (keyed by its bounds in ``data``)."""
-
-    def __init__(self, data: bytes, many: bool = False) -> None:
-        self.data = data
-        self.screen = screen.RoundScreen(data) if many else None  # a round full of keyword lines
-        self._screened: dict[int, tuple[Signature, ...]] = {}
-        self._views: dict[tuple[int, int], tuple[list[str], str | None]] = {}
-
-    def screened(self, sigs: tuple[Signature, ...]) -> tuple[Signature, ...]:
-        """``sigs`` less those the round screen rules out (``sigs`` is one of the scanner's
-        cached groups, so its ``id`` names it)."""
-        found = self._screened.get(id(sigs))
-        if found is None:
-            found = self._screened[id(sigs)] = tuple(s for s in sigs if self.screen.may_match(s))
-        return found
-
-    def views(self, data: bytes, begin: int, stop: int) -> tuple[list[str], str | None]:
-        key = (begin, stop)
-        found = self._views.get(key)
-        if found is None:
-            if len(self._views) >= MEMO_LINES:
-                self._views.clear()
-            found = self._views[key] = normalize.views(data[begin:stop])
-        return found
-
-    def clean(self, data: bytes, begin: int, stop: int) -> str:
-        """``normalize.clean`` of the line: its views joined by a space."""
-        return " ".join(self.views(data, begin, stop)[0])
 
 
 @dataclass
