@@ -24,6 +24,7 @@ WHITE_SPACES = re.compile(r"\s\s+")
 TOKENS = re.compile(VECTORIZERS["word"]["token_pattern"])
 WORD_N = VECTORIZERS["word"]["ngram_range"]
 CHAR_N = VECTORIZERS["char"]["ngram_range"]
+WORD_CACHE = 200_000
 
 
 def word_features(text: str) -> list[str]:
@@ -35,22 +36,31 @@ def word_features(text: str) -> list[str]:
     return out
 
 
-def char_features(text: str) -> list[str]:
-    """``char_wb`` n-grams of ``text``: inside words padded with one space each side."""
+def char_words(text: str) -> list[str]:
+    """The words ``char_wb`` takes its n-grams from."""
+    return WHITE_SPACES.sub(" ", preprocess(text)).split()
+
+
+def word_grams(word: str) -> list[str]:
+    """``char_wb`` n-grams of one word, padded with one space each side."""
     out: list[str] = []
     append = out.append
-    for w in WHITE_SPACES.sub(" ", preprocess(text)).split():
-        w = " " + w + " "
-        w_len = len(w)
-        for n in range(CHAR_N[0], CHAR_N[1] + 1):
-            offset = 0
+    w = " " + word + " "
+    w_len = len(w)
+    for n in range(CHAR_N[0], CHAR_N[1] + 1):
+        offset = 0
+        append(w[offset: offset + n])
+        while offset + n < w_len:
+            offset += 1
             append(w[offset: offset + n])
-            while offset + n < w_len:
-                offset += 1
-                append(w[offset: offset + n])
-            if offset == 0:  # a short word counts once
-                break
+        if offset == 0:  # a short word counts once
+            break
     return out
+
+
+def char_features(text: str) -> list[str]:
+    """``char_wb`` n-grams of ``text``: inside words padded with one space each side."""
+    return [gram for word in char_words(text) for gram in word_grams(word)]
 
 
 class LightModel:
@@ -67,6 +77,7 @@ class LightModel:
             vec = doc["vectorizers"][name]
             self._blocks.append((analyze, vec["vocabulary"], vec["idf"], offset))
             offset += len(vec["idf"])
+        self._word_columns: dict[str, tuple[int, ...]] = {}  # a word's char n-grams in the vocabulary
         self._coef = np.asarray(doc["coef"], dtype=np.float64)  # classes x features
         self._coef_t = np.ascontiguousarray(self._coef.T)
         self._intercept = np.asarray(doc["intercept"], dtype=np.float64)
@@ -77,10 +88,8 @@ class LightModel:
         row: list[tuple[int, float]] = []
         for analyze, vocabulary, idf, offset in self._blocks:
             counts: dict[int, int] = {}
-            for feature in analyze(text):
-                index = vocabulary.get(feature)
-                if index is not None:
-                    counts[index] = counts.get(index, 0) + 1
+            for index in self._indices(analyze, vocabulary, text):
+                counts[index] = counts.get(index, 0) + 1
             columns = sorted(counts)
             values = np.log(np.asarray([counts[c] for c in columns], dtype=np.float64)) + 1.0
             values = [float(v) * idf[c] for v, c in zip(values, columns)]
@@ -92,6 +101,22 @@ class LightModel:
                 values = [v / norm for v in values]
             row += [(offset + c, v) for c, v in zip(columns, values)]
         return row
+
+    def _indices(self, analyze, vocabulary: dict[str, int], text: str) -> list[int]:
+        """Vocabulary columns of the text's features, with repeats; a word's character n-grams
+        are looked up once per word (log lines repeat their words)."""
+        if analyze is not char_features:
+            return [i for i in map(vocabulary.get, analyze(text)) if i is not None]
+        cache = self._word_columns
+        if len(cache) > WORD_CACHE:
+            cache.clear()
+        out: list[int] = []
+        for word in char_words(text):
+            found = cache.get(word)
+            if found is None:
+                found = cache[word] = tuple(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
+            out += found
+        return out
 
     def predict(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """Per text: label -> probability."""
