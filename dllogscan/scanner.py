@@ -169,6 +169,13 @@ class Scanner:
         sigs = self._candidates(raw)
         if not sigs:
             return
+        memo = out.memo if out.memo is not None and out.memo.data is data else None
+        if memo is None:
+            memo = out.memo = LineMemo(data)
+        if memo.screen is not None:
+            sigs = memo.screened(sigs)  # none of those left out can match in this round
+            if not sigs:
+                return
         counts = out.counts
         live = []
         for sig in sigs:
@@ -178,13 +185,6 @@ class Scanner:
                 live.append(sig)
         if not live:
             return
-        memo = out.memo if out.memo is not None and out.memo.data is data else None
-        if memo is None:
-            memo = out.memo = LineMemo(data)
-        if memo.screen is not None:
-            live = [sig for sig in live if memo.screen.may_match(sig)]
-            if not live:
-                return
         key = self._outcome_key(data, start, end, raw, live)
         found = self._outcomes.get(key) if key is not None else None
         if found is None:
