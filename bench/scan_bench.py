@@ -27,6 +27,7 @@ OUT = HERE / "out"
 sys.path.insert(0, str(HERE))
 
 import loggen  # noqa: E402
+import results  # noqa: E402
 
 MEMORY_LIMIT_MB = 150
 
@@ -122,7 +123,7 @@ def report(args, main: dict, line: dict, start: dict, load: tuple) -> str:
             f"{v['rss']:.0f} MB | {v['wall'] / g:.2f}x |" for n, v in r.items()]
     lrows = [f"| {n} | {v['wall']:.2f} s | {v['mbps']:.0f} | {v['rss']:.0f} MB |" for n, v in line["res"].items()]
     return "\n".join([
-        "# Speed bench results", "",
+        "### Single-log bench (`bench/scan_bench.py`)", "",
         f"Command: `python bench/scan_bench.py --size {args.size} --repeat {args.repeat} "
         f"--startup-runs {args.startup_runs}`  ",
         f"Machine: {machine()}  ",
@@ -166,7 +167,7 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "dllogscan")], check=True)
     start = bench_startup(small, args.startup_runs)
     text = report(args, main_res, line_res, start, (load0, os.getloadavg()[0]))
-    args.results.write_text(text)
+    results.write_block(args.results, "scan-bench", text)
     print(text)
     problems = []
     for res in (main_res, line_res):

@@ -61,7 +61,7 @@ def scan(
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
-    engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+    engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
     classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off."),
     redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are found (errors still exit 2)."),

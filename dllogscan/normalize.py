@@ -19,6 +19,9 @@ CRI_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\
 RANK_RE = re.compile(r"^\[(?:rank|RANK)\s?(?P<rank>\d+)\]:?[ \t]?|^\[default(?P<local>\d+)\]:[ \t]?|^(?P<srun>\d{1,4}): ")
 ESCAPED_NL = "\\n"
 MAX_VIEW_CHARS = 4000
+PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+PREFIX_START_RE = re.compile(rb">|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
+PREFIX_LINE_RE = re.compile(rb"\n(?:>|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
 
 
 def decode(raw: bytes) -> str:
@@ -79,3 +82,18 @@ def clean(raw: bytes | str) -> str:
     """One display text for a raw line: its views joined by a space."""
     parts, _ = views(raw)
     return " ".join(parts)
+
+
+def plain_lines(data: bytes) -> bool:
+    """Whether every line of ``data`` is its own one view, unchanged: printable ASCII and tabs
+    only (no ``\\r``, ANSI or control bytes), no escaped ``\\n``, no blank next to a newline, no
+    line start that ``strip_prefixes`` would remove (a superset of its rules is checked), and no
+    line longer than ``MAX_VIEW_CHARS``. Then each line's view, and two neighbouring lines
+    joined by a space, are substrings of ``data`` with newlines read as spaces."""
+    if data.translate(None, PLAIN_BYTES) or ESCAPED_NL.encode() in data:
+        return False
+    if data[:1] in (b" ", b"\t") or any(pair in data for pair in (b" \n", b"\t\n", b"\n ", b"\n\t")):
+        return False
+    if PREFIX_START_RE.match(data) or PREFIX_LINE_RE.search(data):
+        return False
+    return max(map(len, data.split(b"\n"))) <= MAX_VIEW_CHARS

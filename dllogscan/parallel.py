@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import pickle
 import threading
 from typing import BinaryIO
 
@@ -26,6 +25,12 @@ from .sources import LimitedReader, PeekedStream
 
 MIN_BYTES = 256 << 20
 ENV = "DLLOGSCAN_JOBS"
+
+
+def _pickle():
+    import pickle  # noqa: PLC0415 - only a split scan pickles; a plain run never loads it
+
+    return pickle
 
 
 def jobs() -> int:
@@ -147,7 +152,7 @@ def _run(scanner: "sc.Scanner", fd: int, size: int, bounds: list) -> "sc.ScanOut
     parts = [_work(scanner, fd, bounds[0], bounds[1])]
     try:
         for proc, conn in children:
-            status, payload = pickle.loads(conn.recv_bytes())
+            status, payload = _pickle().loads(conn.recv_bytes())
             if status != "ok":
                 raise RuntimeError(payload)
             parts.append(payload)
@@ -165,6 +170,7 @@ def _child(conn, scanner, fd: int, k0: int, k1: int | None) -> None:
         payload = ("ok", _work(scanner, fd, k0, k1))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which rescans
         payload = ("error", repr(exc))
+    pickle = _pickle()
     conn.send_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
     conn.close()
 

@@ -7,7 +7,6 @@ from typing import BinaryIO, Iterable
 
 from .advise import advise
 from .correlate import correlate, with_silence
-from .documents import flatten_stream
 from .errors import SourceError
 from .models import ScanResult
 from .scanner import Scanner, ScanOutput
@@ -58,9 +57,12 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             if reason:
                 return None, f"{source.name}: {reason}; not scanned"
             ahead = KeepReadError(reader)
+            document = None
             if source.as_is:  # already decoded and flattened (an upload to the page)
                 document = source.document
-            else:
+            elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"<"):  # may be a document
+                from .documents import flatten_stream  # noqa: PLC0415 - a plain log never needs it
+
                 head, document = flatten_stream(head, ahead)
             out = scanner.scan(PeekedStream(head, reader, ahead.error))
             out.document = document

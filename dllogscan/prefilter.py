@@ -1,8 +1,10 @@
 """Multi-literal prefilter over raw bytes: which byte offsets hold a signature keyword.
 
 Only lines with a keyword are decoded and regex-matched, so the prefilter decides the speed.
-Two engines give the same answer: Hyperscan (extra ``fast``) and a pure-Python one built on
-``bytes.find``, which searches only the *anchors* — keywords that contain no shorter keyword.
+Three engines give the same answer, each searching only the *anchors* (keywords that contain no
+shorter keyword): Hyperscan (extra ``fast``), Aho-Corasick (``ahocorasick-rs``, a dependency with
+wheels for every common platform) and a pure-Python one built on ``bytes.find`` (``probe.py``),
+the fallback where neither extension is installed. ``auto`` takes the first one importable.
 """
 from __future__ import annotations
 
@@ -49,6 +51,33 @@ class FindPrefilter:
             while pos != -1 and pos < end:
                 found.append(pos)
                 pos = data.find(anchor, pos + 1, limit)
+        found.sort()
+        return found
+
+
+class AhoCorasickPrefilter:
+    """One Aho-Corasick pass over the anchor set (``ahocorasick-rs``), every occurrence reported,
+    overlapping ones included, as one ``find`` loop per anchor would."""
+
+    name = "ahocorasick"
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        import ahocorasick_rs  # noqa: PLC0415 - imported only when chosen
+
+        self.anchors = anchors(keywords)
+        self.longest = max((len(a) for a in self.anchors), default=1)
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(self.anchors)
+
+    def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        """One pass over ``data[start:end + longest]`` through a memoryview: no copy. Two anchors
+        never start at one offset (neither contains the other), so there are no duplicates."""
+        if end <= start:
+            return []
+        limit = min(len(data), end + self.longest)
+        with memoryview(data) as view:
+            matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
+        stop = end - start
+        found = [start + at for _, at, _ in matches if at < stop]
         found.sort()
         return found
 
@@ -124,15 +153,29 @@ def _compiled(hyperscan, literals: list[bytes]):
     return db
 
 
+ENGINES = ("auto", "hyperscan", "ahocorasick", "python")
+MODULES = {"hyperscan": "hyperscan", "ahocorasick": "ahocorasick_rs"}
+
+
+def available(engine: str) -> bool:
+    """Whether ``engine``'s extension module is installed (found, not imported)."""
+    from importlib.util import find_spec  # noqa: PLC0415
+
+    module = MODULES.get(engine)
+    return module is None or find_spec(module) is not None
+
+
 def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
-    """``auto`` takes Hyperscan when importable, else pure Python (planned probes)."""
+    """``auto`` takes Hyperscan when importable, else Aho-Corasick, else pure Python (planned
+    probes); naming an engine whose module is missing raises ImportError."""
     kws = list(keywords)
-    if engine in ("auto", "hyperscan") and kws:
-        try:
-            return HyperscanPrefilter(kws)
-        except ImportError:
-            if engine == "hyperscan":
-                raise
+    for name, made in (("hyperscan", HyperscanPrefilter), ("ahocorasick", AhoCorasickPrefilter)):
+        if engine in ("auto", name) and kws:
+            try:
+                return made(kws)
+            except ImportError:
+                if engine == name:
+                    raise
     from .probe import ProbePrefilter  # noqa: PLC0415 - probe imports this module
 
     return ProbePrefilter(kws)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
-CHOICES = {"engine": ("auto", "hyperscan", "python"), "classifier": ("auto", "weak", "on", "off")}
+CHOICES = {"engine": ("auto", "hyperscan", "ahocorasick", "python"), "classifier": ("auto", "weak", "on", "off")}
 
 
 class _Fallback(Exception):

@@ -1,8 +1,6 @@
 """Open what the user has (a path, standard input, a string) as a bounded binary stream."""
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import lzma
 import os
@@ -128,8 +126,12 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     head = buffered.peek(6)[:6]
     if head.startswith(GZIP_MAGIC):
+        import gzip  # noqa: PLC0415 - decompressors load only for compressed input
+
         inner: BinaryIO = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
     elif head.startswith(BZ2_MAGIC):
+        import bz2  # noqa: PLC0415
+
         inner = bz2.BZ2File(buffered, mode="rb")  # type: ignore[assignment]
     elif head.startswith(XZ_MAGIC):
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
@@ -202,7 +204,7 @@ BINARY_MAGIC = {
     b"\x28\xb5\x2f\xfd": "a zstd archive", b"SQLite format 3": "an SQLite database",
     b"\x93NUMPY": "a NumPy array", b"PAR1": "a Parquet file",
 }
-_TEXT_CONTROL = set(range(0, 32)) - {9, 10, 12, 13, 27}
+_TEXT_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 
 
 def sniff(head: bytes) -> str | None:
@@ -219,7 +221,7 @@ def sniff(head: bytes) -> str | None:
     sample = head[:SNIFF_BYTES]
     if not sample:
         return None
-    control = sum(1 for b in sample if b in _TEXT_CONTROL)
+    control = len(sample) - len(sample.translate(None, _TEXT_CONTROL_BYTES))
     invalid = sample.decode("utf-8", errors="replace")[:-4].count("\ufffd")
     share = (control + invalid) / len(sample)
     if share > 0.30:

@@ -89,3 +89,20 @@ def test_classifier_alone_abstains_on_text_unrelated_to_training():
     assert combine([], {"B.oom": 0.97, "none": 0.03}, lines, FakeModel(), 0.5) == []
     lines.append((3, "the DataLoader workers of our training job"))
     assert [d.cls for d in combine([], {"B.oom": 0.97, "none": 0.03}, lines, FakeModel(), 0.5)] == ["B"]
+
+
+def test_light_model_gives_scikit_learns_numbers():
+    """The shipped model predicts through ``classify.light`` (no scikit-learn import); on corpus
+    texts its probabilities and line scores are the very floats scikit-learn computes."""
+    from dllogscan.classify import light
+
+    fast, reference = light.load(text_model.SHIPPED), text_model.load(text_model.SHIPPED)
+    assert fast.labels == reference.labels
+    items = load_items()
+    for item in items[:: max(1, len(items) // 40)]:
+        text = item.path.read_text(encoding="utf-8", errors="replace")[:20000]
+        assert fast.predict([text]) == reference.predict([text]), item.path
+        lines = text.splitlines()[:30]
+        for label in fast.labels:
+            assert fast.line_scores(lines, label) == list(map(float, reference.line_scores(lines, label))), item.path
+    assert fast.predict([""]) == reference.predict([""])

@@ -1,16 +1,20 @@
-"""The two prefilter engines: same diagnoses on the whole corpus; the pure-Python one never
-misses a line that holds a keyword; the cached Hyperscan database; the typer-free quick path."""
+"""The prefilter engines: same diagnoses on the whole corpus and on bench-like job logs; the
+pure-Python one never misses a line that holds a keyword; Aho-Corasick reports exactly the
+offsets of one find loop per anchor; the cached Hyperscan database; the typer-free quick path."""
 from __future__ import annotations
 
 import io
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dllogscan import corpus, pipeline, prefilter, scanner as scan_mod, sources
 from dllogscan.scanner import Scanner
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 @pytest.fixture(scope="module")
@@ -18,15 +22,58 @@ def shipped_db():
     return pipeline.get_scanner(engine="python").db
 
 
-def test_engines_agree_on_the_whole_corpus(shipped_db):
-    pytest.importorskip("hyperscan")
-    fast, slow = Scanner(shipped_db, engine="hyperscan"), Scanner(shipped_db, engine="python")
+COMPILED = ["hyperscan", "ahocorasick"]
+
+
+def _needs(engine: str) -> None:
+    if not prefilter.available(engine):
+        pytest.skip(f"{engine} is not installed")
+
+
+@pytest.mark.parametrize("engine", COMPILED)
+def test_engines_agree_on_the_whole_corpus(shipped_db, engine):
+    _needs(engine)
+    fast, slow = Scanner(shipped_db, engine=engine), Scanner(shipped_db, engine="python")
+    assert fast.prefilter.name == engine
     items = corpus.load_items()
     assert items
     for item in items:
         a = pipeline.run(sources.from_path(item.path), fast, classifier="off").to_dict()
         b = pipeline.run(sources.from_path(item.path), slow, classifier="off").to_dict()
         assert a == b, item.path
+
+
+@pytest.mark.parametrize("engine", COMPILED)
+def test_engines_agree_on_bench_job_logs(shipped_db, engine):
+    """Every generator of the batch bench (bench/joblogs.py), with and without a failure."""
+    _needs(engine)
+    sys.path.insert(0, str(BENCH))
+    try:
+        import joblogs
+    finally:
+        sys.path.remove(str(BENCH))
+    fast, slow = Scanner(shipped_db, engine=engine), Scanner(shipped_db, engine="python")
+    pools = {name: lines[:300] for name, lines in joblogs.pools().items()}
+    rng = random.Random(5)
+    for i in range(len(joblogs.GENERATORS) * len(joblogs.FAILURES) * 2):
+        name = list(pools)[i % len(pools)]
+        data = joblogs.job_log(i if i % 2 else i * 10, 30_000, name, pools[name], rng)
+        a = pipeline.run(sources.Source("job.log", lambda: io.BytesIO(data)), fast).to_dict()
+        b = pipeline.run(sources.Source("job.log", lambda: io.BytesIO(data)), slow).to_dict()
+        assert a == b, (name, i)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_ahocorasick_reports_every_anchor_offset(shipped_db, seed):
+    _needs("ahocorasick")
+    rng = random.Random(seed)
+    data, _ = _random_log(rng, shipped_db.keywords + ["oom-killoom-kill", "shm_sizeshm-size"])
+    reference, engine = prefilter.FindPrefilter(shipped_db.keywords), prefilter.AhoCorasickPrefilter(shipped_db.keywords)
+    for _ in range(5):
+        start = rng.randrange(len(data))
+        end = rng.randrange(start, len(data) + 1)
+        assert engine.positions(data, start, end) == reference.positions(data, start, end)
+    assert engine.positions(data, 0, len(data)) == reference.positions(data, 0, len(data))
 
 
 def _random_log(rng: random.Random, keywords: list[str]) -> tuple[bytes, set[int]]:

@@ -8,7 +8,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Iterable, Iterator
 
 from ..errors import UsageError
-from .worker import Config, Record, process_chunk
+from .archives import archive_kind
+from .worker import Config, Record, iter_chunk, process_chunk, warm
 
 ENGINES = ("local", "dask")
 
@@ -22,25 +23,42 @@ def default_jobs() -> int:
 
 def run_inline(chunks: Iterable[list[str]], config: Config) -> Iterator[Record]:
     for chunk in chunks:
-        yield from process_chunk(chunk, config)
+        yield from iter_chunk(chunk, config)
+
+
+def _tasks(chunks: Iterable[list[str]], config: Config) -> Iterator[Record | tuple]:
+    """Pool tasks, ``(function, argument)``: a chunk of files, or a batch of one archive's
+    members read here (``members.py``); records made here come as they are."""
+    from .members import batches, scan_shipped
+
+    for chunk in chunks:
+        if len(chunk) == 1 and archive_kind(chunk[0]) and os.path.isfile(chunk[0]):
+            for item in batches(chunk[0], config):
+                yield item if isinstance(item, Record) else (scan_shipped, item)
+        else:
+            yield process_chunk, chunk
 
 
 def run_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
-    """A local process pool with at most ``2 * jobs`` chunks in flight."""
+    """A local process pool with at most ``2 * jobs`` tasks in flight."""
     import multiprocessing as mp
 
     # fork: no re-import of the caller's __main__ (a script without a main guard still works)
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    warm(config)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        todo = iter(chunks)
+        todo = _tasks(chunks, config)
         running: set = set()
         try:
             while True:
                 while len(running) < 2 * jobs:
-                    chunk = next(todo, None)
-                    if chunk is None:
+                    task = next(todo, None)
+                    if task is None:
                         break
-                    running.add(pool.submit(process_chunk, chunk, config))
+                    if isinstance(task, Record):
+                        yield task
+                        continue
+                    running.add(pool.submit(task[0], task[1], config))
                 if not running:
                     return
                 done, running = wait(running, return_when=FIRST_COMPLETED)

@@ -106,16 +106,18 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     if m:
         meta.setdefault("job", m.group(1).decode())
         meta.setdefault("node", m.group(2).decode())
-    if JOURNAL_RE.search(head):
-        meta["node"] = JOURNAL_RE.search(head).group(1).decode()  # type: ignore[union-attr]
+    journal = JOURNAL_RE.search(head) if b" kernel: " in head else None
+    if journal:
+        meta["node"] = journal.group(1).decode()
     if len(KERNEL_LINE_RE.findall(head[:4096])) >= 2:
         meta["kind"] = "kernel"
     elif CRI_LINE_RE.search(head[:4096]):
         meta["kind"] = "pod"
     elif "job" in meta:
         meta["kind"] = "slurm"
-    first = _edge_time(head.splitlines(), year)
-    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year)
+    # many progress logs hold no clock at all: one search over the block, not one per line
+    first = _edge_time(head.splitlines(), year) if CLOCK_RE.search(head) else None
+    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year) if CLOCK_RE.search(tail) else None
     if first:
         meta["first_time"] = first
     if last:

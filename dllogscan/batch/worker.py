@@ -130,10 +130,11 @@ def _file(path: str, config: Config) -> Iterator[Record]:
         return
     with raw:
         for member in iter_archive(raw, kind, "", config.limits):  # type: ignore[arg-type]
-            yield _member(path, member, config)
+            yield member_record(path, member, config)
 
 
-def _member(path: str, member: Member, config: Config) -> Record:
+def member_record(path: str, member: Member, config: Config) -> Record:
+    """Scan one archive member as it streams past (or record why it cannot be read)."""
     if member.error or member.stream is None:
         return error_record(path, member.name or None, member.error or "not read")
     stream = member.stream
@@ -141,12 +142,23 @@ def _member(path: str, member: Member, config: Config) -> Record:
                        config, member.mtime)
 
 
-def process_chunk(paths: list[str], config: Config) -> list[Record]:
-    """Scan every path of a chunk (an archive counts as all of its members)."""
-    out: list[Record] = []
+def iter_chunk(paths: list[str], config: Config) -> Iterator[Record]:
+    """Scan every path of a chunk (an archive counts as all of its members), one record at a
+    time as each is done."""
     for path in paths:
         try:
-            out.extend(_file(path, config))
+            yield from _file(path, config)
         except Exception as exc:  # noqa: BLE001 - never lose the rest of the chunk
-            out.append(error_record(path, None, f"cannot read: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}"))
-    return out
+            yield error_record(path, None, f"cannot read: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
+
+
+def process_chunk(paths: list[str], config: Config) -> list[Record]:
+    """A pool task: the records of a chunk, all together."""
+    return list(iter_chunk(paths, config))
+
+
+def warm(config: Config) -> None:
+    """Load the database, build the scanner and compile every pattern here, so that processes
+    forked from this one start with all of it done."""
+    for sig in scanner(config).db.signatures:
+        sig.compiled  # noqa: B018 - compiled on first use

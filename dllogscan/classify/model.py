@@ -115,7 +115,10 @@ def load(path: Path = SHIPPED) -> TextModel:
 
 
 @lru_cache(maxsize=2)
-def shipped(path: str = str(SHIPPED)) -> TextModel | None:
-    """The shipped model, or None when it has not been trained yet."""
+def shipped(path: str = str(SHIPPED)):
+    """The shipped model for predictions (``light.LightModel``: the same numbers without
+    importing scikit-learn), or None when it has not been trained yet."""
+    from .light import load as load_light  # noqa: PLC0415 - light imports this module
+
     p = Path(path)
-    return load(p) if p.exists() else None
+    return load_light(p) if p.exists() else None

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
         no_default_signatures: bool = typer.Option(False, help="Use only the --signatures files."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
-        prefilter: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+        prefilter: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
         classifier: str = typer.Option("weak", help="Text classifier: weak (only to weigh weak signature verdicts) | auto | on | off."),
         progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)."),
     ) -> None:

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
-        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | python."),
+        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
     ) -> None:
         """Write an issue body: environment facts, signature ids, evidence and a duplicate key."""
         from ..cli import check_out, exit_code, fail, report_errors, write_text

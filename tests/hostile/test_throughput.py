@@ -1,0 +1,88 @@
+"""Logs full of near misses or of one failure repeated: the scanner keeps a grep-like pace there
+and finds exactly what it finds line by line (issue 12: 25 s on 20 MB of nginx EMFILE lines,
+20 s on 20 MiB of repeated bus errors). Time bounds are CPU seconds of this process, which the
+load of a shared machine disturbs far less than wall time; they sit at half the 20 MB/s target."""
+from __future__ import annotations
+
+import io
+import random
+import time
+
+import pytest
+
+from dllogscan import pipeline, prefilter, scanner as scan_mod, sources
+
+MIN_MB_PER_S = 10
+NGINX = "2024/05/17 {t} [crit] {a}#{b}: *{c} accept4() failed (24: Too many open files)\n"
+BUS = ("RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error. It is possible that dataloader's "
+       "workers are out of shared memory. Please try to raise your shared memory limit.\n")
+ENGINES = [e for e in ("ahocorasick", "hyperscan") if prefilter.available(e)]
+
+
+def nginx_log(size: int, varying: bool) -> bytes:
+    rng = random.Random(3)
+    lines, total, s = [], 0, 0
+    while total < size:
+        s += rng.randint(0, 3) if varying else 0
+        line = NGINX.format(t=f"{s // 3600 % 24:02d}:{s // 60 % 60:02d}:{s % 60:02d}",
+                            a=rng.randint(1000, 9999) if varying else 1234, b=1234,
+                            c=rng.randint(1, 10**7) if varying else 5)
+        lines.append(line)
+        total += len(line)
+    return "".join(lines).encode()
+
+
+def scan(data: bytes, engine: str):
+    scanner = pipeline.get_scanner(engine=engine)
+    source = sources.Source("hostile.log", lambda: io.BytesIO(data))
+    start = time.process_time()
+    result = pipeline.run(source, scanner, classifier="off")
+    return result, time.process_time() - start
+
+
+def verdicts(result) -> list:
+    return [(d.cls, d.subclass, d.confidence, [(e.line, e.text) for e in d.evidence], d.count)
+            for d in result.diagnoses]
+
+
+@pytest.mark.parametrize("engine", ENGINES or [pytest.param("ahocorasick", marks=pytest.mark.skip("no extension"))])
+@pytest.mark.parametrize("varying", [False, True], ids=["same-line", "timestamps"])
+def test_near_miss_lines_scan_fast(engine, varying):
+    data = nginx_log(8 << 20, varying)
+    scan(data[:100_000], engine)  # compile what the scan needs before timing it
+    result, cpu = scan(data, engine)
+    assert result.diagnoses == () and result.lines == data.count(b"\n")
+    assert len(data) / 1e6 / cpu >= MIN_MB_PER_S, f"{len(data) / 1e6 / cpu:.1f} MB/s"
+
+
+@pytest.mark.parametrize("engine", ENGINES or [pytest.param("ahocorasick", marks=pytest.mark.skip("no extension"))])
+def test_repeated_failure_scans_fast(engine):
+    data = BUS.encode() * ((8 << 20) // len(BUS))
+    scan(data[:100_000], engine)
+    result, cpu = scan(data, engine)
+    assert [(d.cls, d.subclass) for d in result.diagnoses] == [("A", "bus-error")]
+    assert result.diagnoses[0].evidence[0].line == 1
+    assert len(data) / 1e6 / cpu >= MIN_MB_PER_S, f"{len(data) / 1e6 / cpu:.1f} MB/s"
+
+
+def _mixed_log() -> bytes:
+    """Near misses by the thousand with real failures among them: a PyTorch EMFILE line, one
+    wrapped across two lines, and a bus error after a run of its own kind."""
+    body = nginx_log(600_000, True).decode().splitlines(keepends=True)
+    body.insert(4000, "OSError: [Errno 24] Too many open files: '/data/shard-17.tar'\n")
+    body.insert(6000, "RuntimeError: Too many open files. Communication with the\n")
+    body.insert(6001, "workers is no longer possible. Please increase the limit using `ulimit -n`\n")
+    return ("".join(body) + BUS * 300).encode()
+
+
+@pytest.mark.parametrize("engine", ["python", *ENGINES])
+def test_round_screen_changes_nothing(monkeypatch, engine):
+    data = _mixed_log()
+    screened, _ = scan(data, engine)
+    monkeypatch.setattr(scan_mod, "SCREEN_MIN_POSITIONS", 1 << 60)
+    pipeline._cached_scanner.cache_clear()  # noqa: SLF001 - a fresh scanner without remembered lines
+    plain, _ = scan(data, engine)
+    pipeline._cached_scanner.cache_clear()  # noqa: SLF001
+    assert verdicts(screened) == verdicts(plain)
+    assert {d.cls for d in plain.diagnoses} >= {"A", "C"}
+    assert screened.hits == plain.hits

@@ -1,0 +1,75 @@
+"""The screen (``screen.py``): loosened patterns match wherever the originals do, and the round
+screen's premise (``normalize.plain_lines``) means every matched text is a substring."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import regex
+
+from dllogscan import normalize, pipeline, screen
+
+
+@pytest.mark.parametrize("pattern, loose", [
+    (r"^foo\b bar$", "foo bar"),
+    (r"(?P<pid>\d+) (?!Bus error)x(?<=x)", r"(?:\d+) x"),
+    (r"[\b^$](?=a)b", r"[\b^$]b"),
+    (r"[^]a]\Aq\Z", r"[^]a]q"),
+    (r"(?:^|[\w.]{1,80}: )Caught", r"(?:|[\w.]{1,80}: )Caught"),
+    (r"(a)\1", None),
+    (r"(?P<x>a)(?P=x)", None),
+    (r"(?i)abc", None),
+    (r"(?>a|ab)c", None),
+    (r"a++b", None),
+])
+def test_loosen(pattern, loose):
+    assert screen.loosen(pattern) == loose
+
+
+def test_loose_patterns_match_every_example():
+    db = pipeline.get_scanner(engine="python").db
+    loosened = 0
+    for sig in db.signatures:
+        loose = screen.loosen(sig.pattern)
+        if loose is None:
+            continue
+        loosened += 1
+        compiled = regex.compile(loose, regex.IGNORECASE if "i" in sig.flags else 0)
+        for example in sig.examples:
+            assert compiled.search(example), (sig.id, example)
+    assert loosened >= len(db.signatures) * 0.9
+
+
+def test_a_group_screen_passes_what_any_member_matches():
+    db = pipeline.get_scanner(engine="python").db
+    sigs = db.by_keyword["open files"]
+    group = screen.build(sigs)
+    assert group is not None
+    for sig in sigs:
+        for example in sig.examples:
+            assert group.search(example), (sig.id, example)
+    assert not group.search("accept4() failed (24: Too many open files)")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_plain_lines_means_each_line_is_its_own_view(seed):
+    rng = random.Random(seed)
+    alphabet = ["a", "b", " ", "\t", "1", ":", ">", "[rank0]: ", "[RANK 2]", "[default3]: ", "12: ", "|", "\\n", "\r", "\x1b[31m", "é", "2024-05-17T", "x" * 50]
+    for _ in range(300):
+        lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 6))]
+        data = "\n".join(lines).encode()
+        if not normalize.plain_lines(data):
+            continue
+        flat = data.replace(b"\n", b" ").decode()
+        for i, line in enumerate(lines):
+            views, _ = normalize.views(line.encode())
+            assert views == ([line.strip()] if line.strip() else []), line
+            if i and lines[i - 1].strip() and line.strip():
+                assert normalize.clean(lines[i - 1].encode()) + " " + views[0] in flat
+
+
+def test_plain_lines_refuses_what_cleaning_changes():
+    assert normalize.plain_lines(b"error one\nerror two\n")
+    for data in (b" > a", b"a\r b", b"\x1b[31ma", b"[rank1]: a", b"a\n> b", b"a \nb", b"a\n\tb", b"12: x", b"a\\nb",
+                 "caf\u00e9".encode(), b"x" * (normalize.MAX_VIEW_CHARS + 1)):
+        assert not normalize.plain_lines(data), data
