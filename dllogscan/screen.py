@@ -104,7 +104,10 @@ def loosen(pattern: str) -> str | None:
 
 
 def _loose(sig: Any) -> Any | None:
-    """One signature's loosened pattern, compiled (cached); None when it has none."""
+    """One signature's loosened pattern, compiled (cached); None when it has none. A user's
+    signature never gets one: its pattern runs only under its time budget (``sigprobe.py``)."""
+    if getattr(sig, "user", False):
+        return None
     key = (sig.pattern, sig.flags)
     if key not in _LOOSE:
         loose = loosen(sig.pattern)
@@ -146,6 +149,8 @@ def build(signatures: Iterable[Any]) -> Any | None:
     patterns are (``signatures.compile_pattern``); None when one of them cannot be loosened (then every signature is tried)."""
     parts = []
     for sig in signatures:
+        if getattr(sig, "user", False):  # unvetted: only its budgeted pattern may run
+            return None
         loose = loosen(sig.pattern)
         if loose is None:
             return None

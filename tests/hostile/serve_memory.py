@@ -3,7 +3,6 @@ so the high-water mark is this request's). Prints {"status", "body_mb", "extra_m
 from __future__ import annotations
 
 import json
-import resource
 
 from fastapi.testclient import TestClient
 
@@ -12,7 +11,12 @@ from dllogscan.serve.app import create_app
 client = TestClient(create_app(), base_url="http://127.0.0.1:8765")
 client.post("/api/diagnose", json={"text": "warm up\n"})
 body = json.dumps({"text": "€\n" * (20 * 1024 * 1024 // 5 - 10)}, ensure_ascii=False).encode()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+def hwm_mb() -> int:
+    """This process's own peak RSS (ru_maxrss would carry a forking parent's size over exec)."""
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10
+
+
+before = hwm_mb()
 status = client.post("/api/diagnose", content=body, headers={"Content-Type": "application/json"}).status_code
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+after = hwm_mb()
 print(json.dumps({"status": status, "body_mb": len(body) >> 20, "extra_mb": after - before}))
