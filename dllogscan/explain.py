@@ -25,8 +25,11 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
     relevant = any(RELEVANT.search(t) for _, t in lines)
+    thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}): "
-            + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])]
+            + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
+            + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
+               if thresholds else "")]
 
 
 def timing_view(source: sources.Source, scanner) -> str:

@@ -6,29 +6,44 @@
   classifier calls healthy drops below the threshold, and one it backs rises;
 - a ``canonical`` diagnosis (decided by the field guide's own failure text, e.g. a bare
   ``exited unexpectedly`` after 100 KB of healthy progress lines) keeps at least its signature
-  confidence: the classifier may raise it or rank another diagnosis above it, never veto it;
-- with no signature diagnosis, the classifier's top label makes a diagnosis of its own when it is
-  sure enough and the text is about PyTorch training at all (RELEVANT), citing the lines that
-  speak most for it; otherwise: nothing found. (A kernel log of a java service killed by the OOM
-  killer reads like class B to a bag of words, but it is no DataLoader report.)
+  confidence: the classifier may raise it or rank another diagnosis above it, never veto it.
+  One exception: a canonical text that does not itself speak of the DataLoader or its workers
+  (``Cannot re-initialize CUDA in forked subprocess``, ``[Errno 24]``, ancdata: texts any forking
+  program prints) in an input that never mentions the DataLoader or ``num_workers`` and shows no training progress, which
+  the classifier is sure is something else (none >= CANONICAL_VETO): a web server's forked workers
+  or a preprocessing pool raise the same texts, and a DataLoader failure is the claim made;
+- a hang (class E) found by signatures in a log that shows progress lines (MIN_PROGRESS_LINES;
+  one "2 it/s" in a sentence is prose, not a log) keeps its signature
+  confidence too: a stall is the absence of lines, so the classifier reads a stalled job's log as
+  a healthy one and its "none" is no evidence against the hang;
+- with no signature diagnosis, the classifier's top class makes a diagnosis of its own when its
+  calibrated probability clears that class's threshold (chosen out of fold so that false alarms
+  on look-alikes stay within budget, see ``calibrate.py``) and the text is about PyTorch training
+  at all (RELEVANT), citing the lines that speak most for it; otherwise: nothing found. (A kernel
+  log of a java service killed by the OOM killer reads like class B to a bag of words, but it is no
+  DataLoader report.) The confidence shown is the calibrated probability itself.
 """
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Sequence
 
-from ..correlate import RELEVANT
+from ..correlate import PROGRESS_RE, RELEVANT
 from ..models import Diagnosis, Evidence
 from .labels import TITLE, split_label
 
 STRONG = 0.8
 TEMPER = 0.5
 EPS = 1e-3
-CLASSIFIER_DISCOUNT = 0.9
-#: the least probability for a diagnosis of the classifier's own, chosen by 3-fold CV by scenario:
-#: at 0.556 near-miss false alarms were 6.6 %, at 0.7 4.9 % (reports macro-F1 0.933 -> 0.887)
-CLASSIFIER_MIN = 0.7
+#: the threshold of a class the model carries none for (a model trained without calibration)
+DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
+MIN_PROGRESS_LINES = 2
+#: how sure of "none" the classifier must be to veto a canonical text with no DataLoader context
+CANONICAL_VETO = 0.8
+LOADER_CONTEXT = re.compile(r"data_?loader|num_workers|_worker_loop|torch[/\\.]utils[/\\.]data",
+                            re.IGNORECASE)
 
 
 def class_probability(pred: dict[str, float], cls: str) -> float:
@@ -43,37 +58,69 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
             model, min_confidence: float) -> list[Diagnosis]:
     """Merge signature diagnoses with the classifier's probabilities for the same source."""
     out = []
-    top = max(pred, key=pred.get)
+    top = top_class(pred)
     for d in diagnoses:
         p = class_probability(pred, d.cls)
         conf = update(d.confidence, p, pred.get("none", 0.0))
-        if top.split(".", 1)[0] == d.cls:  # never below what the classifier alone would say
-            conf = max(conf, pred[top] * CLASSIFIER_DISCOUNT)
-        if d.canonical:  # a canonical failure text is never vetoed
-            conf = max(conf, d.confidence)
+        if top == d.cls:  # never below what the classifier alone would say
+            conf = max(conf, p)
+        if d.cls == "E" and sum(1 for _, text in lines if PROGRESS_RE.search(text)) >= MIN_PROGRESS_LINES:
+            conf = max(conf, d.confidence)  # the classifier cannot see a stall
+        elif d.canonical:
+            if pred.get("none", 0.0) >= CANONICAL_VETO and generic_out_of_context(d, lines):
+                conf = min(conf, 1.0 - pred["none"])  # the exception: not about a DataLoader at all
+            else:
+                conf = max(conf, d.confidence)  # a canonical failure text is never vetoed
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                        notes=d.notes + (note,)))
-    label = own_verdict(pred, lines, min_confidence) if not diagnoses else None
+    thresholds = getattr(model, "thresholds", None) or {}
+    label = own_verdict(pred, lines, min_confidence, thresholds) if not diagnoses else None
     if label:
         cls, sub = split_label(label)
-        out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label],
-                             confidence=pred[label] * CLASSIFIER_DISCOUNT,
+        p = class_probability(pred, cls)
+        out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label], confidence=p,
                              evidence=cite(lines, label, model), method="classifier",
                              notes=(f"no known error text matched; the text classifier says {label} "
-                                    f"({pred[label]:.0%})",)))
+                                    f"({p:.0%}; its threshold for class {cls} is "
+                                    f"{thresholds.get(cls, DEFAULT_THRESHOLD):.0%})",)))
     out = [d for d in out if d.confidence >= min_confidence]
     out.sort(key=lambda d: -d.confidence)
     return out
 
 
-def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_confidence: float) -> str | None:
-    """The classifier's label when it may diagnose on its own: sure enough, and the text is about
-    PyTorch training at all; else None."""
-    label = max(pred, key=pred.get)
-    if label == "none" or pred[label] < CLASSIFIER_MIN or pred[label] * CLASSIFIER_DISCOUNT < min_confidence:
+SPECIFIC = re.compile(r"data_?loader|\bworkers?\b", re.IGNORECASE)
+
+
+def loader_context(lines: Sequence[tuple[int, str]]) -> bool:
+    """Whether the input speaks of the DataLoader or its settings, or shows training progress
+    (a training job's log), anywhere."""
+    return any(LOADER_CONTEXT.search(text) or PROGRESS_RE.search(text) for _, text in lines)
+
+
+def generic_out_of_context(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> bool:
+    """A canonical diagnosis whose evidence is a text any forking program prints (not one naming
+    the DataLoader or its workers), in an input that never speaks of the DataLoader."""
+    return not any(SPECIFIC.search(e.text) for e in d.evidence) and not loader_context(lines)
+
+
+def top_class(pred: dict[str, float]) -> str:
+    """The class (A-E or none) with the most probability, its labels summed."""
+    classes = {label.split(".", 1)[0] for label in pred}
+    return max(sorted(classes), key=lambda c: class_probability(pred, c))
+
+
+def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_confidence: float,
+                thresholds: dict[str, float]) -> str | None:
+    """The classifier's label when it may diagnose on its own: its top class clears that class's
+    threshold and ``min_confidence``, and the text is about PyTorch training at all; else None."""
+    cls = top_class(pred)
+    p = class_probability(pred, cls)
+    if cls == "none" or p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
         return None
-    return label if any(RELEVANT.search(text) for _, text in lines) else None
+    if not any(RELEVANT.search(text) for _, text in lines):
+        return None
+    return max((label for label in pred if label.split(".", 1)[0] == cls), key=pred.get)
 
 
 def update(prior: float, p_class: float, p_none: float) -> float:

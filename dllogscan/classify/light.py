@@ -6,8 +6,9 @@ so the numbers are the same ones: the word and ``char_wb`` analyzers of ``TfidfV
 (the shipped preprocessor, the token pattern, n-grams), counts over the fixed vocabulary in
 column order, ``log(tf) + 1``, the idf weights, the l2 norm of each block, the dot product with
 the coefficients accumulated column by column as a CSR product does, plus the intercepts, and
-``LogisticRegression``'s softmax. Logarithm, exponential and the softmax sum use NumPy, as
-scikit-learn does; ``tests/test_classifier.py`` checks both give the same probabilities.
+``LogisticRegression``'s logits, then the calibration (temperature and biases, ``calibrate.py``)
+and the softmax. Logarithm, exponential and the softmax sum use NumPy, as scikit-learn does;
+``tests/test_classifier.py`` checks both give the same probabilities.
 """
 from __future__ import annotations
 
@@ -81,6 +82,9 @@ class LightModel:
         self._coef = np.asarray(doc["coef"], dtype=np.float64)  # classes x features
         self._coef_t = np.ascontiguousarray(self._coef.T)
         self._intercept = np.asarray(doc["intercept"], dtype=np.float64)
+        self.temperature: float = float(doc["temperature"])
+        self._bias = np.asarray(doc["bias"] or [0.0] * len(self.labels), dtype=np.float64)
+        self.thresholds: dict[str, float] = dict(doc["thresholds"])
 
     def features(self, text: str) -> list[tuple[int, float]]:
         """The text's nonzero tf-idf features as (column, value), in column order."""
@@ -119,14 +123,14 @@ class LightModel:
         return out
 
     def predict(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        """Per text: label -> probability."""
+        """Per text: label -> calibrated probability."""
         np = self._np
         out = []
         for text in texts:
             scores = np.zeros((1, len(self.labels)), dtype=np.float64)
             for column, value in self.features(text):
                 scores[0] += value * self._coef_t[column]
-            scores = scores + self._intercept
+            scores = (scores + self._intercept) / self.temperature + self._bias
             scores -= np.reshape(np.max(scores, axis=1), (-1, 1))
             np.exp(scores, out=scores)
             scores /= np.reshape(np.sum(scores, axis=1), (-1, 1))

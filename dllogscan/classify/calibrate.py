@@ -1,0 +1,133 @@
+"""Calibration of the classifier's probabilities, and the per-class thresholds of its own verdicts.
+
+Both are fitted on out-of-fold predictions (the training set cross-validated by repository or
+scenario), never on the data a model was fitted on:
+
+- ``fit_scaling``: temperature and per-label bias on the linear model's logits (softmax(z / T + b)),
+  fitted by log-loss. One temperature fixes over- or under-confidence; the biases undo the prior
+  shift of class-balanced training. Nine numbers, exported with the model;
+- ``choose_thresholds``: for each class, the least calibrated probability at which the classifier
+  diagnoses on its own, chosen to maximise macro-F1 while false alarms on ``none`` stay within a
+  budget (counting the false alarms that signatures already make);
+- ``reliability`` / ``expected_calibration_error``: predicted confidence against observed accuracy.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+CLASSES = ("A", "B", "C", "D", "E")
+GRID = tuple(round(0.5 + 0.025 * i, 3) for i in range(19))  # 0.5 .. 0.95
+DEFAULT_THRESHOLD = 0.7
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def apply_scaling(logits: np.ndarray, temperature: float, bias: Sequence[float]) -> np.ndarray:
+    return softmax(np.asarray(logits) / temperature + np.asarray(bias))
+
+
+def fit_scaling(logits: np.ndarray, y: Sequence[int], l2: float = 0.01) -> tuple[float, list[float]]:
+    """Temperature and biases that minimise the log-loss of out-of-fold logits (a little L2 on
+    the biases keeps labels with few examples near zero)."""
+    from scipy.optimize import minimize
+
+    logits, y = np.asarray(logits, dtype=float), np.asarray(y)
+    n, k = logits.shape
+
+    def loss(params: np.ndarray) -> float:
+        t, b = np.exp(params[0]), params[1:]
+        z = logits / t + b
+        z = z - z.max(axis=1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        return -logp[np.arange(n), y].mean() + l2 * float(b @ b)
+
+    res = minimize(loss, np.zeros(k + 1), method="L-BFGS-B")
+    return float(np.exp(res.x[0])), [float(x) for x in res.x[1:]]
+
+
+def class_probs(probs: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per class (A-E and none): the summed probability of its labels (B.oom + B.getitem + ...)."""
+    out = {}
+    for cls in CLASSES + ("none",):
+        cols = [j for j, lab in enumerate(labels) if lab.split(".", 1)[0] == cls]
+        out[cls] = probs[:, cols].sum(axis=1) if cols else np.zeros(len(probs))
+    return out
+
+
+def verdicts(per_class: dict[str, np.ndarray], thresholds: dict[str, float]) -> list[str]:
+    """The classifier's own verdict per row: its top class when that clears the class threshold."""
+    names = list(per_class)
+    stacked = np.stack([per_class[c] for c in names], axis=1)
+    out = []
+    for row in stacked:
+        cls = names[int(row.argmax())]
+        out.append(cls if cls != "none" and row.max() >= thresholds.get(cls, DEFAULT_THRESHOLD) else "none")
+    return out
+
+
+def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
+    f1s = []
+    for c in CLASSES:
+        tp = sum(t == c and p == c for t, p in zip(truth, pred))
+        fp = sum(t != c and p == c for t, p in zip(truth, pred))
+        fn = sum(t == c and p != c for t, p in zip(truth, pred))
+        if tp + fn == 0:
+            continue
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
+def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fixed: Sequence[str],
+                      max_false_alarms: float = 0.04, rounds: int = 3) -> dict[str, float]:
+    """Per-class thresholds by coordinate ascent over GRID.
+
+    ``fixed[i]`` is what signatures alone say of row i (``none`` where they find nothing): those
+    rows keep it, the others take the classifier's verdict. The false-alarm budget counts the
+    ``none`` rows that the classifier's own verdict turns into a class (the signatures' false
+    alarms are theirs to answer for: their counter-examples and context rules)."""
+    thresholds = {c: DEFAULT_THRESHOLD for c in CLASSES}
+    negatives = sum(t == "none" for t in truth) or 1
+
+    def score(th: dict[str, float]) -> tuple[bool, float]:
+        """Within budget first, then macro-F1; over budget, fewer false alarms first."""
+        own = verdicts(per_class, th)
+        pred = [f if f != "none" else o for f, o in zip(fixed, own)]
+        alarms = sum(t == "none" and f == "none" and o != "none" for t, f, o in zip(truth, fixed, own)) / negatives
+        within = alarms <= max_false_alarms
+        return within, macro_f1(truth, pred) if within else -alarms + macro_f1(truth, pred) * 1e-3
+
+    best = score(thresholds)
+    for _ in range(rounds):
+        changed = False
+        for c in CLASSES:
+            for t in GRID:
+                trial = {**thresholds, c: t}
+                s = score(trial)
+                if s > best:
+                    best, thresholds, changed = s, trial, True
+        if not changed:
+            break
+    return thresholds
+
+
+def reliability(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[tuple[float, float, float, int]]:
+    """Rows (bin low, mean confidence, observed accuracy, count) for the non-empty bins."""
+    rows = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        idx = [i for i, c in enumerate(confidence) if lo <= c < hi or (b == bins - 1 and c == 1.0)]
+        if idx:
+            rows.append((lo, sum(confidence[i] for i in idx) / len(idx),
+                         sum(bool(correct[i]) for i in idx) / len(idx), len(idx)))
+    return rows
+
+
+def expected_calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float:
+    n = len(confidence) or 1
+    return sum(count * abs(conf - acc) for _, conf, acc, count in reliability(confidence, correct, bins)) / n

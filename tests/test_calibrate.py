@@ -1,0 +1,69 @@
+"""Calibration and per-class thresholds (``dllogscan.classify.calibrate``) and the grouped folds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dllogscan.classify import calibrate
+from dllogscan.corpus import Item, folds_of, group_fold
+
+
+def test_fit_scaling_recovers_an_over_confident_temperature():
+    rng = np.random.default_rng(0)
+    n, k = 4000, 3
+    true_logits = rng.normal(0, 1.5, (n, k))
+    y = [rng.choice(k, p=p) for p in calibrate.softmax(true_logits)]
+    t, bias = calibrate.fit_scaling(true_logits * 3.0, y)  # a model three times too sure
+    assert t == pytest.approx(3.0, rel=0.15)
+    assert max(abs(b) for b in bias) < 0.2
+
+
+def test_scaling_keeps_rows_summing_to_one():
+    p = calibrate.apply_scaling(np.array([[2.0, 0.0, -1.0], [0.0, 0.0, 0.0]]), 0.5, [0.1, 0.0, -0.1])
+    assert p.sum(axis=1) == pytest.approx([1.0, 1.0]) and p[0].argmax() == 0
+
+
+def test_thresholds_keep_false_alarms_within_budget():
+    # ten look-alikes the classifier calls A at 0.6; ten real A at 0.9; nothing fixed by signatures
+    probs = {"A": np.array([0.6] * 10 + [0.9] * 10), "none": np.array([0.4] * 10 + [0.1] * 10)}
+    for c in "BCDE":
+        probs[c] = np.zeros(20)
+    truth = ["none"] * 10 + ["A"] * 10
+    th = calibrate.choose_thresholds(probs, truth, ["none"] * 20, max_false_alarms=0.05)
+    pred = calibrate.verdicts(probs, th)
+    assert sum(t == "none" and p != "none" for t, p in zip(truth, pred)) == 0
+    assert pred[10:] == ["A"] * 10
+
+
+def test_the_budget_is_for_the_classifiers_own_false_alarms():
+    # a look-alike the signatures already flag does not spend the classifier's budget
+    probs = {"A": np.array([0.95, 0.6, 0.6]), "none": np.array([0.05, 0.4, 0.4])}
+    for c in "BCDE":
+        probs[c] = np.zeros(3)
+    th = calibrate.choose_thresholds(probs, ["A", "none", "none"], ["none", "C", "none"], max_false_alarms=0.0)
+    assert calibrate.verdicts(probs, th) == ["A", "none", "none"]
+
+
+def test_reliability_and_ece():
+    conf = [0.95, 0.95, 0.55, 0.55]
+    ok = [True, True, True, False]
+    rows = calibrate.reliability(conf, ok)
+    assert [(round(lo, 1), n) for lo, _, _, n in rows] == [(0.5, 2), (0.9, 2)]
+    assert calibrate.expected_calibration_error(conf, ok) == pytest.approx((2 * 0.05 + 2 * 0.05) / 4)
+
+
+def _item(group, kind="thread", label="A", scenario=None):
+    from pathlib import Path
+    return Item(Path(f"/x/{group}"), label, None, scenario or group, kind, None)
+
+
+def test_group_folds_never_split_a_repository_and_are_balanced():
+    items = [_item(f"org/repo{i % 7}") for i in range(70)] + [_item("pytorch/pytorch") for _ in range(20)]
+    folds = folds_of(items, 5)
+    by_group = {}
+    for it, f in zip(items, folds):
+        by_group.setdefault(it.group, set()).add(f)
+    assert all(len(fs) == 1 for fs in by_group.values())
+    sizes = [folds.count(f) for f in range(5)]
+    assert max(sizes) - min(sizes) <= 20 and min(sizes) > 0
+    assert group_fold(items, 5) == group_fold(list(reversed(items)), 5)

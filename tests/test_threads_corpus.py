@@ -1,0 +1,50 @@
+"""The real-thread corpus (``corpus/threads/``): well-formed, no thread twice, none held out."""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dllogscan.corpus import load_items
+
+ROOT = Path(__file__).resolve().parent.parent
+THREADS = ROOT / "corpus" / "threads"
+HELDOUT = ROOT.parent / "shared" / "heldout"
+ITEMS = load_items(parts=("threads",))
+METAS = {p: json.loads(p.read_text(encoding="utf-8")) for p in sorted(THREADS.glob("*.meta.json"))}
+
+
+def test_every_item_is_well_formed():
+    sys.path.insert(0, str(THREADS))
+    from add import problems  # the same validation that admitted it
+
+    for path, meta in METAS.items():
+        text = path.with_name(path.name.replace(".meta.json", ".md")).read_text(encoding="utf-8")
+        stem = path.name[: -len(".meta.json")]
+        assert problems({"stem": stem, "text": text, "meta": meta}) == [], stem
+        second = meta["labels"].get("second")
+        if second is not None and second != meta["label"]:
+            assert meta["ambiguous"], f"{stem}: the two labelling passes disagree but it is not ambiguous"
+
+
+def test_no_thread_twice():
+    urls = Counter(m["source_url"].lower().split("#")[0].rstrip("/") for m in METAS.values())
+    assert [u for u, n in urls.items() if n > 1] == []
+
+
+@pytest.mark.skipif(not (HELDOUT / "check.py").exists(),
+                    reason="../shared/heldout is not beside this checkout: cannot check the held-out list")
+def test_no_source_is_held_out():
+    sys.path.insert(0, str(HELDOUT))
+    from check import is_held_out  # type: ignore[import-not-found]
+
+    held = [m["source_url"] for m in METAS.values() if is_held_out(m["source_url"])]
+    assert held == [], f"held-out threads in the corpus: {held}"
+
+
+def test_threads_load_as_items_grouped_by_repository():
+    assert len(ITEMS) == len(METAS)
+    assert all(i.kind == "thread" and i.group == i.scenario and i.source_url for i in ITEMS)
