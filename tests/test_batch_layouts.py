@@ -42,6 +42,15 @@ CONTENTS = [
     (b"2026-11-30T06:00:00.123456789Z stderr F hello\n",
      {"kind": "pod", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
     (b"plain text\n", {}),
+    # the rank: whichever spelling comes first; RANK= only as a word of its own
+    (b"LOCAL_RANK=5\n[rank 3] up\nRANK=2\n", {"rank": "3"}),
+    (b"RANK=2\n[rank3] up\n", {"rank": "2"}),
+    (b"LOCAL_RANK=5 WORLD_RANK=6\n", {}),
+    # progress clocks and dateless stamps are no timestamps; a dated line further on is
+    (b"[05/17 21:02:32 d2.utils.events]:  eta: 0:10:34\n2026-11-30 06:00:00 INFO up\neta: 0:00:09\n",
+     {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
+    ("\u2588\u2588 12:00:01 eta 0:10:34\nNov 30 06:00:00 host app: \u2588\n".encode(),
+     {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
 ]
 
 
