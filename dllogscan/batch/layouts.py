@@ -130,10 +130,12 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     return meta
 
 
-CLOCK_RE = re.compile(rb"\d\d:\d\d:\d\d")
-#: what every form in TIME_RES holds around its clock: on an ASCII line a line without it cannot
-#: parse (progress clocks such as ``eta: 0:10:34`` or detectron2's ``[05/17 21:02:32`` are skipped)
-DATED_CLOCK_RE = re.compile(rb"-\d\d[T ]\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d")
+#: ``HH:MM:SS``, spelled from its first colon on so that the regex engine skips to each ":" fast
+CLOCK_RE = re.compile(rb":\d\d:\d\d(?<=\d\d:\d\d:\d\d)")
+#: what every form in TIME_RES holds around its clock (``-DD HH:MM:SS``, ``Mon DD HH:MM:SS``): an
+#: ASCII line without it cannot parse (progress clocks such as ``eta: 0:10:34`` or detectron2's
+#: ``[05/17 21:02:32`` are skipped); also spelled from the colon
+DATED_CLOCK_RE = re.compile(rb":\d\d:\d\d(?:(?<=-\d\d[T ]\d\d:\d\d:\d\d)|(?<=[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d))")
 
 
 def _may_hold_time(block: bytes) -> bool:
