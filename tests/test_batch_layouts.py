@@ -149,16 +149,17 @@ def test_a_cut_tar_gz_is_an_error_row_of_the_batch(tmp_path):
 @pytest.mark.parametrize("inflater", ["installed", "zlib"])
 def test_whole_and_cut_gzip_streams_read_as_tarfile_reads_them(inflater, monkeypatch):
     """Every byte before a cut is delivered, in reads of any size, then tarfile's own error
-    (with isal when the fast extra is installed, and with zlib)."""
+    (with isal when the fast extra is installed, and with zlib); a cut in the trailer loses
+    nothing and is no error (tarfile never read the trailer)."""
     if inflater == "zlib":
-        monkeypatch.setattr(tarstream, "_inflater", lambda: (zlib.decompressobj(16 + zlib.MAX_WBITS), zlib.error))
+        monkeypatch.setattr(tarstream, "_inflater", lambda: (zlib.decompressobj(-zlib.MAX_WBITS), zlib.error))
     rng = random.Random(5)
     for _ in range(100):
         data = b"".join(rng.randbytes(rng.randint(0, 3000)) if rng.random() < 0.3
                         else f"line {rng.randint(0, 9)}\n".encode() * rng.randint(0, 3000) for _ in range(rng.randint(1, 6)))
         packed = gzip.compress(data)
-        for cut in (len(packed), rng.randint(0, len(packed) - 1)):
-            stream, got = tarstream.GzipStream(io.BytesIO(packed[:cut])), b""
+        for cut in (len(packed), len(packed) - rng.randint(1, 8), rng.randint(3, len(packed) - 9)):
+            stream, got = tarstream.GzipStream(io.BytesIO(packed[3:cut])), b""
             try:
                 while piece := stream.read(rng.choice([1, 100, 10240, -1])):
                     got += piece
@@ -167,4 +168,4 @@ def test_whole_and_cut_gzip_streams_read_as_tarfile_reads_them(inflater, monkeyp
             except tarfile.ReadError as exc:
                 error = str(exc)
             assert data.startswith(got)
-            assert (got, error) == (data, None) if cut == len(packed) else error == "unexpected end of data"
+            assert (got, error) == (data, None) if cut >= len(packed) - 8 else error == "unexpected end of data"

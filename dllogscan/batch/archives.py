@@ -165,7 +165,7 @@ def open_tar(raw: CountingReader) -> tuple[tarfile.TarFile, "tarstream.GzipStrea
     head = raw.read(len(tarstream.GZIP_MAGIC))
     if head != tarstream.GZIP_MAGIC:
         return tarfile.open(fileobj=PeekedStream(head, raw), mode="r|*"), None
-    stream = tarstream.GzipStream(PeekedStream(head, raw))  # type: ignore[arg-type]
+    stream = tarstream.GzipStream(raw)  # type: ignore[arg-type]
     return tarfile.open(fileobj=stream, mode="r|"), stream
 
 
