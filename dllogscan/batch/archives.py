@@ -1,11 +1,12 @@
 """Read archive members as streams, never extracting to disk, within explicit limits.
 
-``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (``r|*``), ``.zip`` member by member;
-an archive inside an archive is opened the same way down to ``Limits.depth``. A corrupt or
-truncated archive, an oversized member or a compression bomb yields an error for that name and
-never an exception. The bomb ratio is taken over the whole archive, nested archives included
-(``Tally``): what all levels inflated against the compressed bytes of the outermost one, so neither
-a bomb split over many members nor one split over nested archives escapes it.
+``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (gzip inflated by ``tarstream.py``,
+the rest by ``r|*``), ``.zip`` member by member; an archive inside an archive is opened the same
+way down to ``Limits.depth``. A corrupt or truncated archive, an oversized member or a compression
+bomb yields an error for that name and never an exception. The bomb ratio is taken over the whole
+archive, nested archives included (``Tally``): what all levels inflated against the compressed
+bytes of the outermost one, so neither a bomb split over many members nor one split over nested
+archives escapes it.
 """
 from __future__ import annotations
 
