@@ -32,7 +32,7 @@ MIN_PROGRESS = 5
 MIN_SILENCE_S = 600.0
 MIN_RATIO = 30.0
 CADENCE_LINES = 50
-WINDOWS = (16 << 10, 64 << 10)
+WINDOWS = (2 << 10, 16 << 10, 64 << 10)
 MAX_SPAN_S = 60 * 86400.0  # a silence longer than this is two runs in one file, not a hang
 #: how much a measured silence weighs as evidence of a hang (class E), alone or beside E hits
 WEIGHT = 0.6
@@ -103,7 +103,7 @@ def _time(m: "re.Match[bytes]") -> float | None:
 
 def _stamped_backwards(end: bytes):
     """(line start, line end, time) of each timestamped line, last line first. The stamps are
-    found by the regex engine over windows growing back from the end (16 KB, 64 KB, all), so the
+    found by the regex engine over windows growing back from the end (2 KB, 16 KB, 64 KB, all), so the
     Python work grows with the lines the caller visits, not with the bytes kept."""
     hi = len(end)
     for size in WINDOWS + (len(end),):
@@ -133,6 +133,16 @@ def _window_backwards(end: bytes, lo: int, hi: int):
         yield first
 
 
+def _longest_gap(quiet: list[tuple[int, int, float]]) -> tuple[float, int]:
+    """The longest step between consecutive stamped lines (seconds) and where it starts."""
+    best, at = 0.0, 0
+    for k in range(len(quiet) - 1):
+        gap = quiet[k + 1][2] - quiet[k][2]
+        if gap > best:
+            best, at = gap, k
+    return best, at
+
+
 def measure(end: bytes, first_line: int) -> Silence | None:
     """The silence after the last timestamped progress line in ``end`` (the raw end of the input,
     whose first line is number ``first_line``), or None when there is none worth citing."""
@@ -140,9 +150,18 @@ def measure(end: bytes, first_line: int) -> Silence | None:
         return None
     after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
     progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
+    quiet: list[tuple[int, int, float]] = []  # the last progress line and what followed, in order
+    best, at = 0.0, 0
     for line in _stamped_backwards(end):
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
+            if len(progress) == 1:
+                # the silence is fixed by now (the cadence can only rule it out): most logs end
+                # in progress or in a short pause, and need no more lines than this
+                quiet = [line] + after[::-1]
+                best, at = _longest_gap(quiet)
+                if best < MIN_SILENCE_S or best > MAX_SPAN_S:
+                    return None
             if len(progress) == CADENCE_LINES:
                 break
         elif not progress:
@@ -152,13 +171,7 @@ def measure(end: bytes, first_line: int) -> Silence | None:
     times = [t for _, _, t in reversed(progress)]
     steps = [b - a for a, b in zip(times, times[1:]) if b >= a]
     cadence = max(_median(steps) if steps else 0.0, 1.0)
-    quiet = [progress[0]] + after[::-1]  # the last progress line and what followed, in order
-    best, at = 0.0, 0
-    for k in range(len(quiet) - 1):
-        gap = quiet[k + 1][2] - quiet[k][2]
-        if gap > best:
-            best, at = gap, k
-    if best < MIN_SILENCE_S or best < MIN_RATIO * cadence or best > MAX_SPAN_S:
+    if best < MIN_RATIO * cadence:
         return None
 
     def number(line: tuple[int, int, float]) -> int:

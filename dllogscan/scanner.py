@@ -44,7 +44,7 @@ class ScanOutput:
     lines: int = 0
     bytes_read: int = 0
     tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from
-    head: list[tuple[int, str]] = field(default_factory=list)
+    head_src: bytes | None = field(default=None, repr=False)  # what ``head`` is cleaned from
     read_error: str | None = None
     prefix: bytes = b""  # the first KEEP_PREFIX bytes: the whole input when it is small
     document: str | None = None  # the document kind when the input was flattened (documents/)
@@ -52,6 +52,28 @@ class ScanOutput:
     end_line: int = 1  # the line number of end's first line
     memo: "LineMemo | None" = field(default=None, repr=False, compare=False)  # this round's cleaned lines
     _tail: list[tuple[int, str]] | None = field(default=None, repr=False)
+    _head: list[tuple[int, str]] | None = field(default=None, repr=False)
+
+    @property
+    def head(self) -> list[tuple[int, str]]:
+        """The first lines (up to 10 non-empty), cleaned on first use: only the classifier reads
+        them, and a batch of healthy logs never does."""
+        if self._head is None:
+            self._head = list(Scanner._lines_after(self.head_src, 0, 10, 0)) if self.head_src is not None else []
+        return self._head
+
+    @head.setter
+    def head(self, value: list[tuple[int, str]]) -> None:
+        self._head, self.head_src = list(value), None
+
+    def wants_head(self) -> bool:
+        """No head yet: none kept, or the one kept cleans to no line at all (the next round's
+        data is tried then, as it always was)."""
+        return not self.head if self.head_src is not None else not self._head
+
+    def keep_head(self, data: bytes) -> None:
+        """Keep the start of ``data`` to clean the head from when it is asked for."""
+        self._head, self.head_src = None, b"\n" + data[:MAX_LINE * 2]
 
     @property
     def tail(self) -> list[tuple[int, str]]:
@@ -306,11 +328,10 @@ class Scanner:
         ``rounds`` stops before the read of round ``rounds`` (``st`` then describes the next
         round); the first ``dry`` rounds only note which lines they would match (for a worker
         that starts mid-file, see ``parallel.py``)."""
-        head = out.head
         done = 0
         while True:
             if rounds is not None and done == rounds:
-                out.head, out.memo = head, None
+                out.memo = None
                 return out
             try:
                 chunk = read(CHUNK)
@@ -327,8 +348,8 @@ class Scanner:
                 if st.keep_prefix and len(out.prefix) < KEEP_PREFIX and chunk:
                     out.prefix += chunk[: KEEP_PREFIX - len(out.prefix)]
             data = carry + chunk if carry else chunk
-            if not is_dry and not head and data and (final or len(data) > LOOKAHEAD):
-                head = list(self._lines_after(b"\n" + data[:MAX_LINE * 2], 0, 10, 0))
+            if not is_dry and data and (final or len(data) > LOOKAHEAD) and out.wants_head():
+                out.keep_head(data)
             proc_end = len(data) if final else max(search_from, len(data) - LOOKAHEAD)
             positions = self.prefilter.positions(data, search_from, proc_end)
             if not is_dry:
@@ -356,8 +377,8 @@ class Scanner:
                 out.lines = line_at - (1 if data.endswith(b"\n") else 0) if data else base_line - 1
                 tail_from = max(0, len(data) - LOOKBEHIND)
                 out.tail_src, out._tail = (data[tail_from:], line_at, tail_from > 0), None
-                out.end, out.end_line = self._end(data, line_at)
-                out.head, out.memo = head, None
+                out.end, out.end_line = self._end(data, line_at, base_line)
+                out.memo = None
                 return out
             keep_from = max(0, proc_end - LOOKBEHIND)
             nl = data.find(b"\n", keep_from, proc_end)
@@ -372,11 +393,13 @@ class Scanner:
             st.search_from = proc_end - keep_from
 
     @staticmethod
-    def _end(data: bytes, line_at: int) -> tuple[bytes, int]:
-        """The last END_BYTES of the final round's data from a line start, and that line's number."""
+    def _end(data: bytes, line_at: int, base_line: int) -> tuple[bytes, int]:
+        """The last END_BYTES of the final round's data from a line start, and that line's number
+        (``line_at``: the number of the data's last line; ``base_line``: of its first)."""
         start = max(0, len(data) - END_BYTES)
-        if start:
-            start = data.find(b"\n", start) + 1 or len(data)
+        if not start:
+            return data, base_line  # the whole round: no newlines to count again
+        start = data.find(b"\n", start) + 1 or len(data)
         return data[start:], line_at - data.count(b"\n", start)
 
 

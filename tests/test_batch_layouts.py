@@ -1,14 +1,18 @@
 """Metadata from names and contents, and archive limits, one table each."""
 from __future__ import annotations
 
+import gzip
 import io
+import random
 import tarfile
 import zipfile
+import zlib
 
 import pytest
 
-from dllogscan.batch import layouts
+from dllogscan.batch import layouts, tarstream
 from dllogscan.batch.archives import Limits, iter_archive
+from dllogscan.batch.worker import Config, iter_chunk
 
 NAMES = [
     ("logs/slurm-4242.out", {"kind": "slurm", "job": "4242"}),
@@ -42,6 +46,15 @@ CONTENTS = [
     (b"2026-11-30T06:00:00.123456789Z stderr F hello\n",
      {"kind": "pod", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
     (b"plain text\n", {}),
+    # the rank: whichever spelling comes first; RANK= only as a word of its own
+    (b"LOCAL_RANK=5\n[rank 3] up\nRANK=2\n", {"rank": "3"}),
+    (b"RANK=2\n[rank3] up\n", {"rank": "2"}),
+    (b"LOCAL_RANK=5 WORLD_RANK=6\n", {}),
+    # progress clocks and dateless stamps are no timestamps; a dated line further on is
+    (b"[05/17 21:02:32 d2.utils.events]:  eta: 0:10:34\n2026-11-30 06:00:00 INFO up\neta: 0:00:09\n",
+     {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
+    ("\u2588\u2588 12:00:01 eta 0:10:34\nNov 30 06:00:00 host app: \u2588\n".encode(),
+     {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
 ]
 
 
@@ -100,3 +113,59 @@ def test_zip_bomb_member_is_skipped():
     buf.seek(0)
     got = _members(buf, "zip", Limits(ratio=20, ratio_floor=1 << 20))
     assert "compression bomb" in got[0][1] and got[1] == ("ok.log", None)
+
+
+def _cut_between_members(count: int, keep: int) -> bytes:
+    """A .tar.gz of ``count`` members whose gzip stream ends (no end marker) right after the
+    first ``keep`` members: inflated, the data stops exactly where the next header would start."""
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for i in range(count):
+            data = f"step {i} loss=0.1\n".encode() * 50
+            info = tarfile.TarInfo(f"m{i}.log")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    raw = plain.getvalue()
+    member = 512 + -(-len(b"step 0 loss=0.1\n" * 50) // 512) * 512
+    deflate = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return deflate.compress(raw[: keep * member]) + deflate.flush(zlib.Z_FULL_FLUSH)
+
+
+def test_a_tar_gz_cut_between_members_is_an_error_not_a_quiet_end():
+    members = _members(io.BytesIO(_cut_between_members(5, 3)), "tar", Limits())
+    assert [name for name, _ in members[:3]] == ["m0.log", "m1.log", "m2.log"]
+    assert all(error is None for _, error in members[:3])
+    assert members[3:] == [("", "corrupt or truncated archive: unexpected end of data; members after this point not read")]
+
+
+def test_a_cut_tar_gz_is_an_error_row_of_the_batch(tmp_path):
+    path = tmp_path / "cut.tar.gz"
+    path.write_bytes(_cut_between_members(4, 2))
+    rows = [(r.result.member, r.result.error) for r in iter_chunk([str(path)], Config(classifier="off"))]
+    assert rows[:2] == [("m0.log", None), ("m1.log", None)]
+    assert rows[2:] == [(None, f"{path}: corrupt or truncated archive: unexpected end of data; members after this point not read")]
+
+
+@pytest.mark.parametrize("inflater", ["installed", "zlib"])
+def test_whole_and_cut_gzip_streams_read_as_tarfile_reads_them(inflater, monkeypatch):
+    """Every byte before a cut is delivered, in reads of any size, then tarfile's own error
+    (with isal when the fast extra is installed, and with zlib); a cut in the trailer loses
+    nothing and is no error (tarfile never read the trailer)."""
+    if inflater == "zlib":
+        monkeypatch.setattr(tarstream, "_inflater", lambda: (zlib.decompressobj(-zlib.MAX_WBITS), zlib.error))
+    rng = random.Random(5)
+    for _ in range(100):
+        data = b"".join(rng.randbytes(rng.randint(0, 3000)) if rng.random() < 0.3
+                        else f"line {rng.randint(0, 9)}\n".encode() * rng.randint(0, 3000) for _ in range(rng.randint(1, 6)))
+        packed = gzip.compress(data)
+        for cut in (len(packed), len(packed) - rng.randint(1, 8), rng.randint(3, len(packed) - 9)):
+            stream, got = tarstream.GzipStream(io.BytesIO(packed[3:cut])), b""
+            try:
+                while piece := stream.read(rng.choice([1, 100, 10240, -1])):
+                    got += piece
+                stream.finish()
+                error = None
+            except tarfile.ReadError as exc:
+                error = str(exc)
+            assert data.startswith(got)
+            assert (got, error) == (data, None) if cut >= len(packed) - 8 else error == "unexpected end of data"

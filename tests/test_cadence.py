@@ -115,3 +115,22 @@ def test_weightless_support_of_another_class_does_not_hide_the_silence(tmp_path)
                                 "exited unexpectedly"))
     d = dllogscan.scan(log, classifier="off").diagnoses
     assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
+
+
+
+def test_a_quiet_stretch_longer_than_the_first_windows_is_measured_whole():
+    """The end is read back in growing windows and stops at the first progress line when the
+    silence cannot count: a long stretch of stamped non-progress lines (past the 2 KB and 16 KB
+    windows) after a gap is still measured from the last progress line."""
+    def log(gap_s: int) -> bytes:
+        text = progress_log(300, 2.0, timedelta(seconds=2), "{t:%Y-%m-%d %H:%M:%S} INFO saving checkpoint")
+        t = T0 + timedelta(seconds=2 * 299 + 2 + gap_s)
+        text += "".join(f"{t + timedelta(seconds=i):%Y-%m-%d %H:%M:%S} WARNING watchdog: waiting on rank "
+                        f"{i % 8} for the collective {'x' * 60}\n" for i in range(400))
+        assert len(text.split("saving checkpoint")[1]) > 32 << 10
+        return text.encode()
+
+    s = measure(log(5400), 1)
+    assert s is not None
+    assert (s.last_line, s.quiet_from, s.end_line, s.seconds, s.progress_lines) == (300, 301, 302, 5400.0, 50)
+    assert measure(log(60), 1) is None

@@ -151,3 +151,14 @@ def test_compression_bomb_is_stopped(tmp_path, mini_scanner):
     path.write_bytes(blob)
     result = pipeline.run(sources.from_path(path), mini_scanner)
     assert "compression bomb" in result.error
+
+
+def test_the_head_is_cleaned_only_when_asked_for_and_as_before():
+    """The first lines are kept raw and cleaned on first use (only the classifier reads them);
+    a start that cleans to nothing still gives way to the next round's lines."""
+    sc = pipeline.get_scanner(engine="python")
+    out = sc.scan(io.BytesIO(b"\x1b[0m\n\nhello\n  world \n"))
+    assert out._head is None and out.head == [(3, "hello"), (4, "world")]
+    blank_start = b"\n" * 40000 + b"".join(b"step %d loss=0.1\n" % i for i in range(300000))
+    out = sc.scan(io.BytesIO(blank_start))
+    assert len(out.head) == 10 and out.head[0] == (1, "step 187512 loss=0.1")

@@ -1,11 +1,12 @@
 """Read archive members as streams, never extracting to disk, within explicit limits.
 
-``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (``r|*``), ``.zip`` member by member;
-an archive inside an archive is opened the same way down to ``Limits.depth``. A corrupt or
-truncated archive, an oversized member or a compression bomb yields an error for that name and
-never an exception. The bomb ratio is taken over the whole archive, nested archives included
-(``Tally``): what all levels inflated against the compressed bytes of the outermost one, so neither
-a bomb split over many members nor one split over nested archives escapes it.
+``.tar`` (plain, gzip, bzip2, xz) is read in stream mode (gzip inflated by ``tarstream.py``,
+the rest by ``r|*``), ``.zip`` member by member; an archive inside an archive is opened the same
+way down to ``Limits.depth``. A corrupt or truncated archive, an oversized member or a compression
+bomb yields an error for that name and never an exception. The bomb ratio is taken over the whole
+archive, nested archives included (``Tally``): what all levels inflated against the compressed
+bytes of the outermost one, so neither a bomb split over many members nor one split over nested
+archives escapes it.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
-from ..sources import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader
+from ..sources import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
+from . import tarstream
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 ZIP_SUFFIXES = (".zip",)
@@ -129,7 +131,8 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
     if tally.consumed is None:
         tally.consumed = lambda: counted.count
     total = count = 0
-    with tarfile.open(fileobj=counted, mode="r|*") as tf:
+    tf, plain = open_tar(counted)
+    with tf:
         for info in tf:
             if not info.isfile():
                 continue
@@ -152,6 +155,19 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
                 yield from _nested(stream, name, info.size, limits, depth, tally)
                 continue
             yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.size, info.mtime)  # type: ignore[arg-type]
+        if plain is not None:
+            plain.finish()  # the data stopped short of the archive's end: say so
+
+
+def open_tar(raw: CountingReader) -> tuple[tarfile.TarFile, "tarstream.GzipStream | None"]:
+    """A tar stream reader over ``raw``: a gzip stream is inflated by ``tarstream.GzipStream``
+    (a cut archive then ends in an error, never quietly), anything else as ``r|*`` reads it; and
+    the gzip stream, whose ``finish`` raises what cut it short."""
+    head = raw.read(len(tarstream.GZIP_MAGIC))
+    if head != tarstream.GZIP_MAGIC:
+        return tarfile.open(fileobj=PeekedStream(head, raw), mode="r|*"), None
+    stream = tarstream.GzipStream(raw)  # type: ignore[arg-type]
+    return tarfile.open(fileobj=stream, mode="r|"), stream
 
 
 def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:

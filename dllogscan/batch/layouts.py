@@ -25,7 +25,10 @@ ENV_RE = {
     "node": re.compile(rb"SLURMD_NODENAME=([\w.-]+)"),
     "rank": re.compile(rb"\[rank ?(\d+)\]|(?<![\w])RANK=(\d+)"),
 }
-ENV_GATE = {"job": (b"SLURM_",), "task": (b"SLURM_ARRAY",), "node": (b"SLURMD_",), "rank": (b"rank", b"RANK=")}
+ENV_GATE = {"job": (b"SLURM_",), "task": (b"SLURM_ARRAY",), "node": (b"SLURMD_",), "rank": (b"[rank", b"RANK=")}
+#: the two spellings of ``ENV_RE["rank"]``, each with its literal first: searched apart, the
+#: earlier match is the one the alternation finds, and neither search crawls the block byte by byte
+RANK_RES = (re.compile(rb"\[rank ?(\d+)\]"), re.compile(rb"RANK=(?<!\wRANK=)(\d+)"))
 STEPD_RE = re.compile(rb"\*\*\* (?:JOB|STEP) (\d+)(?:\.\w+)? ON ([\w.-]+) ")
 JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kernel: ", re.M)
 KERNEL_LINE_RE = re.compile(rb"^(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
@@ -99,7 +102,7 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     for key, rx in ENV_RE.items():
         if not any(gate in both for gate in ENV_GATE[key]):
             continue
-        m = rx.search(both)
+        m = _first(both, RANK_RES) if key == "rank" else rx.search(both)
         if m:
             meta[key] = next(g for g in m.groups() if g).decode()
     m = STEPD_RE.search(both) if b"*** " in both else None
@@ -109,15 +112,17 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     journal = JOURNAL_RE.search(head) if b" kernel: " in head else None
     if journal:
         meta["node"] = journal.group(1).decode()
-    if len(KERNEL_LINE_RE.findall(head[:4096])) >= 2:
+    start = head[:4096]
+    # each form of a kernel line starts a line with "[" or holds " kernel: "; a CRI line names its stream
+    if (start[:1] == b"[" or b"\n[" in start or b" kernel: " in start) and len(KERNEL_LINE_RE.findall(start)) >= 2:
         meta["kind"] = "kernel"
-    elif CRI_LINE_RE.search(head[:4096]):
+    elif (b" stdout " in start or b" stderr " in start) and CRI_LINE_RE.search(start):
         meta["kind"] = "pod"
     elif "job" in meta:
         meta["kind"] = "slurm"
     # many progress logs hold no clock at all: one search over the block, not one per line
-    first = _edge_time(head.splitlines(), year) if CLOCK_RE.search(head) else None
-    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year) if CLOCK_RE.search(tail) else None
+    first = _edge_time(head.splitlines(), year) if _may_hold_time(head) else None
+    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year) if _may_hold_time(tail) else None
     if first:
         meta["first_time"] = first
     if last:
@@ -125,7 +130,27 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     return meta
 
 
-CLOCK_RE = re.compile(rb"\d\d:\d\d:\d\d")
+#: ``HH:MM:SS``, spelled from its first colon on so that the regex engine skips to each ":" fast
+CLOCK_RE = re.compile(rb":\d\d:\d\d(?<=\d\d:\d\d:\d\d)")
+#: what every form in TIME_RES holds around its clock (``-DD HH:MM:SS``, ``Mon DD HH:MM:SS``): an
+#: ASCII line without it cannot parse (progress clocks such as ``eta: 0:10:34`` or detectron2's
+#: ``[05/17 21:02:32`` are skipped); also spelled from the colon
+DATED_CLOCK_RE = re.compile(rb":\d\d:\d\d(?:(?<=-\d\d[T ]\d\d:\d\d:\d\d)|(?<=[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d))")
+
+
+def _may_hold_time(block: bytes) -> bool:
+    """False when no line of ``block`` can hold a timestamp ``parse_time`` reads (one search)."""
+    return bool((DATED_CLOCK_RE if block.isascii() else CLOCK_RE).search(block))
+
+
+def _first(data: bytes, patterns) -> "re.Match[bytes] | None":
+    """The leftmost match of any of ``patterns`` (the first pattern's on a tie)."""
+    best = None
+    for rx in patterns:
+        m = rx.search(data)
+        if m and (best is None or m.start() < best.start()):
+            best = m
+    return best
 
 
 def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:
@@ -134,7 +159,10 @@ def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:
             break
         if not CLOCK_RE.search(line, 0, 200):
             continue
-        stamp = parse_time(line[:200].decode("utf-8", "replace"), year)
+        first = line[:200]
+        if first.isascii() and not DATED_CLOCK_RE.search(first):
+            continue
+        stamp = parse_time(first.decode("utf-8", "replace"), year)
         if stamp:
             return stamp
     return None

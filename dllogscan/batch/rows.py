@@ -2,10 +2,11 @@
 Names that are not UTF-8 come out escaped (``names.printable``), so every writer can write them."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from ..names import printable_values
+from ..names import SURROGATE_RE, printable_values
 from .worker import Record
 
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
@@ -47,8 +48,9 @@ def to_row(record: Record) -> dict[str, Any]:
     return printable_values(row)
 
 
-def to_object(record: Record) -> dict[str, Any]:
-    """The contract's per-source object: ``source``, ``diagnoses``, ``error`` and the batch fields."""
+def to_object(record: Record, escaped: bool = True) -> dict[str, Any]:
+    """The contract's per-source object: ``source``, ``diagnoses``, ``error`` and the batch fields
+    (``escaped=False``: names not yet escaped, for a writer that checks its text for them)."""
     out = record.result.to_dict()
     r = record.result
     out["source"] = f"{r.source}!/{r.member}" if r.member else r.source
@@ -56,4 +58,12 @@ def to_object(record: Record) -> dict[str, Any]:
     out["member"] = r.member
     out["status"] = status(record)
     out.update({k: record.meta.get(k) for k in META_KEYS})
-    return printable_values(out)
+    return printable_values(out) if escaped else out
+
+
+def to_json(record: Record) -> str:
+    """``to_object`` as one JSON line (without its newline); the object is walked to escape
+    names only when its text holds a lone surrogate (an undecodable byte), which is rare."""
+    out = to_object(record, escaped=False)
+    text = json.dumps(out, ensure_ascii=False)
+    return json.dumps(printable_values(out), ensure_ascii=False) if SURROGATE_RE.search(text) else text

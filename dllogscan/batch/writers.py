@@ -3,13 +3,12 @@ appended and flushed, CSV likewise, Parquet goes out in row groups (pyarrow Parq
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import UsageError
 from ..report.table import csv_row
-from .rows import COLUMNS, to_object, to_row
+from .rows import COLUMNS, to_json, to_row
 from .worker import Record
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -40,7 +39,7 @@ class Writer:
     def write(self, record: Record) -> None:
         self.count += 1
         if self.fmt == "jsonl":
-            self.stream.write(json.dumps(to_object(record), ensure_ascii=False) + "\n")  # type: ignore[union-attr]
+            self.stream.write(to_json(record) + "\n")  # type: ignore[union-attr]
             self.stream.flush()  # type: ignore[union-attr]
         elif self.fmt == "csv":
             self._csv.writerow(csv_row(to_row(record)))
