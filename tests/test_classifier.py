@@ -107,3 +107,16 @@ def test_light_model_gives_scikit_learns_numbers():
         for label in fast.labels:
             assert fast.line_scores(lines, label) == list(map(float, reference.line_scores(lines, label))), item.path
     assert fast.predict([""]) == reference.predict([""])
+
+
+def test_a_suspected_subclass_takes_the_classifiers_when_it_is_sure():
+    bare = Diagnosis(cls="B", subclass="oom-suspected", title="t", confidence=0.65,
+                     evidence=(Evidence(1, "RuntimeError: DataLoader worker (pid(s) 1) exited unexpectedly"),),
+                     canonical=True)
+    [sure] = combine([bare], {"B.getitem": 0.9, "B.oom": 0.05, "none": 0.05}, [], FakeModel(), 0.5)
+    assert sure.subclass == "getitem" and any("from the text classifier" in n for n in sure.notes)
+    [unsure] = combine([bare], {"B.getitem": 0.5, "B.oom": 0.4, "none": 0.1}, [], FakeModel(), 0.5)
+    assert unsure.subclass == "oom-suspected"
+    [named] = combine([Diagnosis(**{**bare.__dict__, "subclass": "crash"})], {"B.getitem": 0.95, "none": 0.05},
+                      [], FakeModel(), 0.5)
+    assert named.subclass == "crash"  # a cause the signature named is never replaced

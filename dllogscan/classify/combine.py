@@ -12,6 +12,10 @@
   program prints) in an input that never mentions the DataLoader or ``num_workers`` and shows no training progress, which
   the classifier is sure is something else (none >= CANONICAL_VETO): a web server's forked workers
   or a preprocessing pool raise the same texts, and a DataLoader failure is the claim made;
+- a ``*-suspected`` subclass (a bare ``exited unexpectedly``: the cause is not in the failure
+  text) takes the classifier's subclass when the classifier backs the class and is sure of one
+  subclass (>= REFINE_SUBCLASS): "dmesg shows the OOM killer took it" next to the bare line is
+  B / oom, with the OOM fixes first;
 - a hang (class E) found by signatures in a log that shows progress lines (MIN_PROGRESS_LINES;
   one "2 it/s" in a sentence is prose, not a log) keeps its signature
   confidence too: a stall is the absence of lines, so the classifier reads a stalled job's log as
@@ -40,6 +44,7 @@ EPS = 1e-3
 DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 MIN_PROGRESS_LINES = 2
+REFINE_SUBCLASS = 0.8
 #: how sure of "none" the classifier must be to veto a canonical text with no DataLoader context
 CANONICAL_VETO = 0.8
 LOADER_CONTEXT = re.compile(r"data_?loader|num_workers|_worker_loop|torch[/\\.]utils[/\\.]data",
@@ -72,8 +77,8 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
             else:
                 conf = max(conf, d.confidence)  # a canonical failure text is never vetoed
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
-        out.append(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
-                                       notes=d.notes + (note,)))
+        out.append(refine_subclass(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
+                                                       notes=d.notes + (note,)), pred))
     thresholds = getattr(model, "thresholds", None) or {}
     label = own_verdict(pred, lines, min_confidence, thresholds) if not diagnoses else None
     if label:
@@ -90,6 +95,23 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
 
 
 SPECIFIC = re.compile(r"data_?loader|\bworkers?\b", re.IGNORECASE)
+
+
+def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
+    """A ``*-suspected`` diagnosis with the subclass the classifier is sure of (see the rules)."""
+    if not (d.subclass or "").endswith("-suspected"):
+        return d
+    labels = [label for label in pred if label.startswith(d.cls + ".")]
+    if not labels:
+        return d
+    best = max(labels, key=pred.get)
+    if pred[best] < REFINE_SUBCLASS:
+        return d
+    cls, sub = split_label(best)
+    if sub == d.subclass:
+        return d
+    return dataclasses.replace(d, subclass=sub, title=TITLE[best],
+                               notes=d.notes + (f"subclass {sub} from the text classifier ({pred[best]:.0%})",))
 
 
 def loader_context(lines: Sequence[tuple[int, str]]) -> bool:
