@@ -126,7 +126,7 @@ def format_tables(results: dict[str, dict[str, Scores]]) -> str:
     lines = []
     for system, kinds in results.items():
         for kind, scores in sorted(kinds.items()):
-            lines.append(f"### {system} — {kind} ({len(scores.pairs)} held-out items)")
+            lines.append(f"### {system} — {kind} ({len(scores.pairs)} items, each scored out of fold)")
             lines.append("")
             negatives = [p for t, p, _ in scores.pairs if t == "none"]
             if negatives:
