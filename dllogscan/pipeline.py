@@ -115,24 +115,10 @@ def _wants_classifier(diagnoses, out, mode: str) -> bool:
     from .classify.combine import needs_classifier
 
     if not needs_classifier(diagnoses):
-        return _canonical_out_of_context(diagnoses, out)
+        return False
     if mode == "weak":  # batch: only to confirm or veto a weak signature verdict
         return bool(diagnoses)
     return mode == "on" or bool(diagnoses) or out.bytes_read <= CLASSIFY_SMALL_INPUT
-
-
-def _canonical_out_of_context(diagnoses, out) -> bool:
-    """Strong diagnoses that rest only on canonical texts, in an input that never speaks of the
-    DataLoader (a web server's forked worker re-initialising CUDA): the classifier is asked
-    whether it is a DataLoader report at all (see ``classify/combine.py``)."""
-    strong = [d for d in diagnoses if d.confidence >= 0.8]
-    if not strong or not all(d.canonical for d in strong):
-        return False
-    from .classify.combine import generic_out_of_context
-    from .classify.digest import digest_lines
-
-    lines = digest_lines(out)
-    return all(generic_out_of_context(d, lines) for d in strong)
 
 
 def _with_classifier(diagnoses, out, min_confidence: float, model=None):

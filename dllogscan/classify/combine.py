@@ -6,12 +6,8 @@
   classifier calls healthy drops below the threshold, and one it backs rises;
 - a ``canonical`` diagnosis (decided by the field guide's own failure text, e.g. a bare
   ``exited unexpectedly`` after 100 KB of healthy progress lines) keeps at least its signature
-  confidence: the classifier may raise it or rank another diagnosis above it, never veto it.
-  One exception: a canonical text that does not itself speak of the DataLoader or its workers
-  (``Cannot re-initialize CUDA in forked subprocess``, ``[Errno 24]``, ancdata: texts any forking
-  program prints) in an input that never mentions the DataLoader or ``num_workers`` and shows no training progress, which
-  the classifier is sure is something else (none >= CANONICAL_VETO): a web server's forked workers
-  or a preprocessing pool raise the same texts, and a DataLoader failure is the claim made;
+  confidence: the classifier may raise it, refine its subclass or rank another diagnosis above
+  it, never veto it;
 - a ``*-suspected`` subclass (a bare ``exited unexpectedly``: the cause is not in the failure
   text) takes the classifier's subclass when the classifier backs the class and is sure of one
   subclass (>= REFINE_SUBCLASS): "dmesg shows the OOM killer took it" next to the bare line is
@@ -30,7 +26,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Sequence
 
 from ..correlate import PROGRESS_RE, RELEVANT
@@ -45,10 +40,6 @@ DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
-#: how sure of "none" the classifier must be to veto a canonical text with no DataLoader context
-CANONICAL_VETO = 0.8
-LOADER_CONTEXT = re.compile(r"data_?loader|num_workers|_worker_loop|torch[/\\.]utils[/\\.]data",
-                            re.IGNORECASE)
 
 
 def class_probability(pred: dict[str, float], cls: str) -> float:
@@ -72,10 +63,7 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
         if d.cls == "E" and sum(1 for _, text in lines if PROGRESS_RE.search(text)) >= MIN_PROGRESS_LINES:
             conf = max(conf, d.confidence)  # the classifier cannot see a stall
         elif d.canonical:
-            if pred.get("none", 0.0) >= CANONICAL_VETO and generic_out_of_context(d, lines):
-                conf = min(conf, 1.0 - pred["none"])  # the exception: not about a DataLoader at all
-            else:
-                conf = max(conf, d.confidence)  # a canonical failure text is never vetoed
+            conf = max(conf, d.confidence)  # a canonical failure text is never vetoed
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(refine_subclass(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                                        notes=d.notes + (note,)), pred))
@@ -94,9 +82,6 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
     return out
 
 
-SPECIFIC = re.compile(r"data_?loader|\bworkers?\b", re.IGNORECASE)
-
-
 def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
     """A ``*-suspected`` diagnosis with the subclass the classifier is sure of (see the rules)."""
     if not (d.subclass or "").endswith("-suspected"):
@@ -107,23 +92,11 @@ def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
     best = max(labels, key=pred.get)
     if pred[best] < REFINE_SUBCLASS:
         return d
-    cls, sub = split_label(best)
+    _, sub = split_label(best)
     if sub == d.subclass:
         return d
     return dataclasses.replace(d, subclass=sub, title=TITLE[best],
                                notes=d.notes + (f"subclass {sub} from the text classifier ({pred[best]:.0%})",))
-
-
-def loader_context(lines: Sequence[tuple[int, str]]) -> bool:
-    """Whether the input speaks of the DataLoader or its settings, or shows training progress
-    (a training job's log), anywhere."""
-    return any(LOADER_CONTEXT.search(text) or PROGRESS_RE.search(text) for _, text in lines)
-
-
-def generic_out_of_context(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> bool:
-    """A canonical diagnosis whose evidence is a text any forking program prints (not one naming
-    the DataLoader or its workers), in an input that never speaks of the DataLoader."""
-    return not any(SPECIFIC.search(e.text) for e in d.evidence) and not loader_context(lines)
 
 
 def top_class(pred: dict[str, float]) -> str:
