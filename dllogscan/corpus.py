@@ -124,5 +124,6 @@ def split(items: list[Item], fold: int = 0) -> tuple[list[Item], list[Item]]:
     (kind, label), starting with the ``fold``-th, is held out. Fold 0 is *the* held-out split;
     folds 0..2 together test every scenario once."""
     folds = scenario_fold(items, TEST_EVERY)
-    held = {s for (_, _, s), f in folds.items() if f == fold}  # a scenario shared by two labels is
-    return [i for i in items if i.scenario not in held], [i for i in items if i.scenario in held]  # held as one
+    # a scenario shared by two labels is held out whole when either label's turn comes
+    held = {s for (_, _, s), f in folds.items() if f == fold}
+    return [i for i in items if i.scenario not in held], [i for i in items if i.scenario in held]

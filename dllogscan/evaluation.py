@@ -58,8 +58,9 @@ class Scores:
         return out
 
     def macro_f1(self) -> float:
-        rows = [v for c, v in self.per_class().items() if c in CLASSES and v[3] > 0]
-        return sum(v[2] for v in rows) / len(rows) if rows else 0.0
+        from .classify.calibrate import macro_f1  # the one definition the thresholds optimise
+
+        return macro_f1([t for t, _, _ in self.pairs], [p for _, p, _ in self.pairs])
 
     def min_recall(self) -> float:
         rows = [v[1] for c, v in self.per_class().items() if c in CLASSES and v[3] > 0]
