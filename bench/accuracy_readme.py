@@ -9,8 +9,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dllogscan.corpus import load_items
-from dllogscan.evaluation import FOLDS, evaluate, format_reliability, format_tables, gate_lines
+from dllogscan.evaluation.corpus import load_items
+from dllogscan.evaluation.evaluate import FOLDS, evaluate, format_reliability, format_tables, gate_lines
 
 README = Path("README.md")
 START, END = "<!-- accuracy:start -->", "<!-- accuracy:end -->"

@@ -51,7 +51,7 @@ def timed(cmd: list[str], stdout_path: Path) -> tuple[float, float, int]:
 
 
 def dllogscan_cmd() -> list[str]:
-    """``python -m dllogscan``: the same entry (``quickscan.main``) as the installed script, and
+    """``python -m dllogscan``: the same entry (``cli.fast.main``) as the installed script, and
     this checkout's code whatever the venv's editable install points at."""
     return [sys.executable, "-m", "dllogscan"]
 

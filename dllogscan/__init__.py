@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from .api import scan, scan_file, scan_text
-from .models import Diagnosis, Evidence, Fix, Hit, ScanResult
+from .core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 __version__ = "0.1.0"
 __all__ = ["scan", "scan_text", "scan_file", "scan_many", "guard", "guarded", "Diagnosis", "Evidence", "Fix", "Hit", "ScanResult",

@@ -1,3 +1,3 @@
-from .quickscan import main
+from .cli.fast import main
 
 main()

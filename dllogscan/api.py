@@ -10,8 +10,9 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from . import pipeline, sources
-from .models import ScanResult
+from .pipeline import runner as pipeline
+from .sources import streams as sources
+from .core.models import ScanResult
 
 TextOrPath = str | bytes | os.PathLike
 

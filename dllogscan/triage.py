@@ -5,9 +5,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from . import pipeline, sources
-from .documents import MAX_DOCUMENT_BYTES
-from .models import ScanResult
+from .pipeline import runner as pipeline
+from .sources import streams as sources
+from .sources.documents import MAX_DOCUMENT_BYTES
+from .core.models import ScanResult
 
 PASTE_LIMIT = MAX_DOCUMENT_BYTES
 PROMPT = ("Paste the log, traceback or issue text, then press Ctrl-D on an empty line "

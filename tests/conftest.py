@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dllogscan.scanner import Scanner
-from dllogscan.signatures import load_database
+from dllogscan.scan.scanner import Scanner
+from dllogscan.signatures.database import load_database
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini_signatures.toml"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dllogscan
-from dllogscan.advise import batch_bytes_from_shape, fill, parse_size, shm_demand
+from dllogscan.advise.fixes import batch_bytes_from_shape, fill, parse_size, shm_demand
 
 SHM_LOG = """config: DataLoader(num_workers=8, prefetch_factor=2, batch_size=64, pin_memory=True)
 Filesystem      Size  Used Avail Use% Mounted on

@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from dllogscan import sources
+from dllogscan.sources import streams as sources
 from dllogscan.batch import Config, engines, members, run_batch
 from dllogscan.batch.archives import Member
 from dllogscan.batch.worker import scan_stream

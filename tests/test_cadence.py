@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import dllogscan
-from dllogscan.cadence import duration, measure
-from dllogscan.scanner import END_BYTES
+from dllogscan.correlate.cadence import duration, measure
+from dllogscan.scan.scanner import END_BYTES
 
 T0 = datetime(2026, 11, 30, 2, 0, 0)
 
@@ -62,7 +62,7 @@ def test_a_stamp_inside_a_longer_number_is_not_a_time():
 def test_civil_seconds_agree_with_the_calendar():
     from calendar import timegm
 
-    from dllogscan.cadence import _seconds
+    from dllogscan.correlate.cadence import _seconds
 
     for stamp in [(2026, 11, 30, 6, 0, 0), (2024, 2, 29, 23, 59, 59), (2000, 3, 1, 0, 0, 1), (2031, 1, 1, 12, 30, 0)]:
         assert _seconds(*stamp) == timegm(stamp + (0, 0, 0))
@@ -99,7 +99,7 @@ def test_a_healthy_timestamped_log_gives_nothing(tmp_path):
 
 
 def test_explain_shows_the_timing(tmp_path):
-    from dllogscan.explain import explain
+    from dllogscan.cli.explain import explain
 
     log = tmp_path / "slurm-4242.out"
     log.write_text(progress_log(300, 2.0, timedelta(hours=3, minutes=50), SLURM_KILL))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dllogscan.classify import calibrate
-from dllogscan.corpus import Item, folds_of, group_fold
+from dllogscan.evaluation.corpus import Item, folds_of, group_fold
 
 
 def test_fit_scaling_recovers_an_over_confident_temperature():

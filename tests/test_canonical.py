@@ -9,8 +9,8 @@ import pytest
 
 import dllogscan
 from dllogscan.classify.combine import combine
-from dllogscan.models import Diagnosis, Evidence
-from dllogscan.signatures import load_database
+from dllogscan.core.models import Diagnosis, Evidence
+from dllogscan.signatures.database import load_database
 
 EXITED = "RuntimeError: DataLoader worker (pid(s) 1010) exited unexpectedly"
 DB = load_database()

@@ -8,8 +8,8 @@ import pytest
 
 from dllogscan.classify import model as text_model
 from dllogscan.classify.combine import combine, needs_classifier
-from dllogscan.corpus import corpus_hash, load_items, split
-from dllogscan.models import Diagnosis, Evidence
+from dllogscan.evaluation.corpus import corpus_hash, load_items, split
+from dllogscan.core.models import Diagnosis, Evidence
 
 TEXTS = ["worker killed by signal bus error shared memory /dev/shm too small"] * 3 + \
         ["too many open files received 0 items of ancdata"] * 3 + \

@@ -142,7 +142,7 @@ def test_cli_runs_with_torch_absent(failing_log, tmp_path):
     blocker = tmp_path / "torch"
     blocker.mkdir()
     (blocker / "__init__.py").write_text("raise ImportError('torch is absent here')\n")
-    env_code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from dllogscan.cli import main; main()"
+    env_code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from dllogscan.cli.app import main; main()"
     proc = subprocess.run([sys.executable, "-c", env_code, str(failing_log), "--format", "json"],
                           capture_output=True, timeout=60)
     assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
@@ -151,7 +151,7 @@ def test_cli_runs_with_torch_absent(failing_log, tmp_path):
 def test_every_command_has_help_with_an_example():
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
-    from dllogscan.cli import _register_commands
+    from dllogscan.cli.app import _register_commands
     for name in sorted(_register_commands()):
         sub = subprocess.run([sys.executable, "-m", "dllogscan", name, "--help"], capture_output=True,
                              text=True, timeout=60)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import dllogscan
-from dllogscan.corpus import WRITTEN, load_items
+from dllogscan.evaluation.corpus import WRITTEN, load_items
 
 ITEMS = load_items(parts=WRITTEN)  # the real threads are judged by grouped cross-validation instead
 #: items the shipped verdict is known to get wrong, and why (strict: fixing one fails the test)

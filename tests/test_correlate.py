@@ -1,7 +1,8 @@
 """Cross-evidence: how hits of one source combine into ranked diagnoses."""
 from __future__ import annotations
 
-from dllogscan import pipeline, sources
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
 from tests.conftest import progress_lines
 
 EXITED = "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly\n"
@@ -99,9 +100,9 @@ def test_several_failures_are_ranked(mini_scanner):
 
 
 def test_oom_killer_alone_counts_only_for_a_python_process():
-    from dllogscan import pipeline as pl
-    from dllogscan.scanner import Scanner
-    from dllogscan.signatures import load_database
+    from dllogscan.pipeline import runner as pl
+    from dllogscan.scan.scanner import Scanner
+    from dllogscan.signatures.database import load_database
 
     scanner = Scanner(load_database(), engine="python")
     python = "[ 99.1] Out of memory: Killed process 4242 (python3) total-vm:1kB, anon-rss:2kB\n"

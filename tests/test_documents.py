@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from dllogscan import pipeline, sources
-from dllogscan.documents import MAX_DOCUMENT_BYTES, flatten_bytes, flatten_stream, html_to_text
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
+from dllogscan.sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes, flatten_stream, html_to_text
 from tests.conftest import FIXTURES, progress_lines
 
 DOCS = FIXTURES / "documents"

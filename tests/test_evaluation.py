@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from dllogscan.corpus import load_items
+from dllogscan.evaluation.corpus import load_items
 from collections import Counter
 
-from dllogscan.evaluation import THRESHOLDS, Scores, evaluate, format_reliability, format_tables, gates
+from dllogscan.evaluation.evaluate import THRESHOLDS, Scores, evaluate, format_reliability, format_tables, gates
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_every_thread_is_tested_once_and_ambiguous_ones_never(results):
 
 
 def test_targets_are_reported_beside_the_floors(results):
-    from dllogscan.evaluation import gate_lines
+    from dllogscan.evaluation.evaluate import gate_lines
 
     lines = gate_lines(results)
     assert any(line.startswith("floor threads_macro_f1") for line in lines)

@@ -10,7 +10,7 @@ import jsonschema
 
 from dllogscan.integrations.epilog import comment_text
 from dllogscan.integrations.slurm_job import Job, expand_hostlist, parse_sacct, parse_scontrol, SACCT_FIELDS
-from dllogscan.models import Diagnosis, ScanResult
+from dllogscan.core.models import Diagnosis, ScanResult
 from tests.cluster_fakes import EXAMPLES, fakes
 from tests.conftest import FIXTURES
 

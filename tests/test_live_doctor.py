@@ -95,7 +95,7 @@ def test_doctor_in_a_1m_tmpfs_reports_class_a():
 
 @pytest.mark.parametrize("command", ["doctor", "repro x:y"])
 def test_missing_torch_is_one_line(command):
-    code = ("import sys; sys.modules['torch'] = None; from dllogscan.cli import main; "
+    code = ("import sys; sys.modules['torch'] = None; from dllogscan.cli.app import main; "
             f"main({command.split()!r})")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     name = command.split()[0]

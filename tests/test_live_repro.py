@@ -12,7 +12,7 @@ pytest.importorskip("psutil")
 
 from dllogscan.live.conclude import conclude, render  # noqa: E402
 from dllogscan.live.repro import Rung, Settings, ladder  # noqa: E402
-from dllogscan.models import Diagnosis, Evidence  # noqa: E402
+from dllogscan.core.models import Diagnosis, Evidence  # noqa: E402
 from tests.live_helpers import scanner, signature_args  # noqa: E402
 
 DS = "tests.live_datasets"

@@ -8,8 +8,10 @@ import random
 
 import pytest
 
-from dllogscan import parallel, pipeline, scanner as scan_mod, sources
-from dllogscan.scanner import Scanner
+from dllogscan.scan import parallel, scanner as scan_mod
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
+from dllogscan.scan.scanner import Scanner
 
 FAILURES = [
     "RuntimeError: DataLoader worker (pid 48211) is killed by signal: Bus error. It is possible that "

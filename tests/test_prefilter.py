@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from dllogscan import corpus, pipeline, prefilter, scanner as scan_mod, sources
-from dllogscan.scanner import Scanner
+from dllogscan.evaluation import corpus
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.scan import prefilter, scanner as scan_mod
+from dllogscan.sources import streams as sources
+from dllogscan.scan.scanner import Scanner
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -128,7 +131,7 @@ def test_hyperscan_database_is_cached(tmp_path, monkeypatch, shipped_db):
 def test_plain_scan_does_not_import_typer(tmp_path):
     log = tmp_path / "job.log"
     log.write_text("epoch 1\nRuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n")
-    code = ("import sys; from dllogscan.quickscan import main\n"
+    code = ("import sys; from dllogscan.cli.fast import main\n"
             "try:\n    main([sys.argv[1], '--format', 'json'])\n"
             "except SystemExit as e:\n    print(e.code, sorted(m for m in ('typer', 'rich', 'pydantic') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60)

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from dllogscan import pipeline, prefilter, probe
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.scan import prefilter, probe
 
 
 @pytest.fixture(scope="module")

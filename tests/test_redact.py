@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
-from dllogscan import pipeline, report, sources
-from dllogscan.redact import Redactor, redact_results
+from dllogscan.pipeline import runner as pipeline
+from dllogscan import report
+from dllogscan.sources import streams as sources
+from dllogscan.report.redact import Redactor, redact_results
 from dllogscan.report.issue_body import to_issue_body
 
 SECRETS = {

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from dllogscan import pipeline, sources
-from dllogscan.models import Diagnosis, Evidence, ScanResult
-from dllogscan.next_check import load_checks, next_check
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
+from dllogscan.core.models import Diagnosis, Evidence, ScanResult
+from dllogscan.advise.next_check import load_checks, next_check
 from dllogscan.report.github import MAX_ERRORS, MAX_MESSAGE, command, escape_property, to_github
 from dllogscan.report.issue_body import duplicate_key, to_issue_body
 from dllogscan.report.markdown import to_markdown

@@ -8,7 +8,9 @@ import lzma
 
 import pytest
 
-from dllogscan import pipeline, scanner as scan_mod, sources
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.scan import scanner as scan_mod
+from dllogscan.sources import streams as sources
 from tests.conftest import progress_lines
 
 BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible\n"

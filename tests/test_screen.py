@@ -7,7 +7,9 @@ import random
 import pytest
 import regex
 
-from dllogscan import normalize, pipeline, screen
+from dllogscan.normalize import lines as normalize
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.scan import screen
 
 
 @pytest.mark.parametrize("pattern, loose", [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dllogscan import signatures
-from dllogscan.errors import SignatureError
-from dllogscan.signatures import load_database
+from dllogscan.signatures import database as signatures
+from dllogscan.core.errors import SignatureError
+from dllogscan.signatures.database import load_database
 
 import test_signatures_loader as loader_tests
 

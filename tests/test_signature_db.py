@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from dllogscan.scanner import Scanner
-from dllogscan.signatures import Database, load_database
+from dllogscan.scan.scanner import Scanner
+from dllogscan.signatures.database import Database, load_database
 
 DB = load_database()
 FULL = Scanner(DB, engine="python")

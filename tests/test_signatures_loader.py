@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from dllogscan.errors import SignatureError
-from dllogscan.signatures import load_database
+from dllogscan.core.errors import SignatureError
+from dllogscan.signatures.database import load_database
 
 GOOD = '''
 [[signature]]

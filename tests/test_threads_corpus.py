@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dllogscan.corpus import load_items
+from dllogscan.evaluation.corpus import load_items
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = ROOT / "corpus" / "threads"

@@ -61,7 +61,7 @@ def read_results(path: str | Path):
         return table.map(csv_value).replace("", None).pipe(_typed)
     import json
 
-    from ..models import Diagnosis, Evidence, Fix, ScanResult
+    from ..core.models import Diagnosis, Evidence, Fix, ScanResult
 
     rows = []
     with open(path, encoding="utf-8") as fh:

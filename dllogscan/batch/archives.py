@@ -18,7 +18,7 @@ from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
-from ..sources import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
+from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
 from . import tarstream
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")

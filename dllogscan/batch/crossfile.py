@@ -12,9 +12,9 @@ import re
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from ..advise import advise
-from ..models import Diagnosis, Evidence
-from ..signatures import Database
+from ..advise.fixes import advise
+from ..core.models import Diagnosis, Evidence
+from ..signatures.database import Database
 from .worker import Event, Record
 
 SUSPECTED = "oom-suspected"

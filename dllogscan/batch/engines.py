@@ -7,7 +7,7 @@ import os
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Iterable, Iterator
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .archives import archive_kind
 from .worker import Config, Record, iter_chunk, process_chunk, warm
 

@@ -13,7 +13,7 @@ import io
 from dataclasses import dataclass
 from typing import Iterator
 
-from .. import sources
+from ..sources import streams as sources
 from .archives import Member, archive_kind, iter_archive
 from .worker import Config, Record, error_record, member_record, scan_stream
 

@@ -7,7 +7,7 @@ import dataclasses
 import io
 from typing import BinaryIO
 
-from ..scanner import ScanOutput, Scanner
+from ..scan.scanner import ScanOutput, Scanner
 from .layouts import parse_time
 
 EDGE = 16 * 1024

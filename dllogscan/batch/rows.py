@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from ..names import SURROGATE_RE, printable_values
+from ..core.names import SURROGATE_RE, printable_values
 from .worker import Record
 
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",

@@ -9,9 +9,10 @@ from datetime import datetime
 from functools import lru_cache
 from typing import BinaryIO, Iterator
 
-from .. import pipeline, sources
-from ..models import ScanResult
-from ..signatures import Database, load_database
+from ..pipeline import runner as pipeline
+from ..sources import streams as sources
+from ..core.models import ScanResult
+from ..signatures.database import Database, load_database
 from . import layouts
 from .archives import Limits, Member, archive_kind, iter_archive
 from .probe import TapReader, TimedScanner

@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..report.table import csv_row
 from .rows import COLUMNS, to_json, to_row
 from .worker import Record

@@ -28,8 +28,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ..correlate import PROGRESS_RE, RELEVANT
-from ..models import Diagnosis, Evidence
+from ..correlate.candidates import PROGRESS_RE, RELEVANT
+from ..core.models import Diagnosis, Evidence
 from .labels import TITLE, split_label
 
 STRONG = 0.8

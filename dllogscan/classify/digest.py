@@ -1,8 +1,8 @@
 """The text a classifier reads for one source: all of it when small, else the parts that matter."""
 from __future__ import annotations
 
-from .. import normalize
-from ..scanner import ScanOutput
+from ..normalize import lines as normalize
+from ..scan.scanner import ScanOutput
 
 MAX_DIGEST_LINES = 4000
 #: inputs up to this size are read whole (reports, pastes); longer logs by their telling parts,

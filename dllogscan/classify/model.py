@@ -15,10 +15,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.paths import DATA_DIR
+
 FORMAT_VERSION = 2
 DIGITS = re.compile(r"\d+")
 HEX = re.compile(r"0x[0-9a-f]+")
-SHIPPED = Path(__file__).resolve().parent.parent / "data" / "classifier.json.gz"
+SHIPPED = DATA_DIR / "classifier.json.gz"
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
                  token_pattern=r"(?u)\b\w[\w/.-]*\w\b|\b\w\b"),

@@ -22,7 +22,7 @@ import time
 from typing import Sequence
 
 from ..batch.worker import Config
-from ..models import ScanResult
+from ..core.models import ScanResult
 from .slurm import diagnose_job, this_node
 from .slurm_job import Job
 from .tools import ToolError, run_tool

@@ -26,8 +26,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..errors import DllogscanError, UsageError
-from ..models import ScanResult
+from ..core.errors import DllogscanError, UsageError
+from ..core.models import ScanResult
 from .github_api import Api, GitHubError
 
 MARKER = "<!-- dllogscan-triage -->"
@@ -83,7 +83,7 @@ def thread(issue: dict[str, Any], comments: list[dict[str, Any]]) -> bytes:
 
 def diagnose(data: bytes, number: int) -> ScanResult:
     """The paste path (documents flattened), then ``--redact``."""
-    from ..redact import redact_results
+    from ..report.redact import redact_results
     from ..triage import diagnose_bytes
 
     return redact_results([diagnose_bytes(data, name=f"issue #{number}")])[0]
@@ -100,7 +100,7 @@ def reply(result: ScanResult, cfg: Settings) -> tuple[str | None, str | None]:
             body = body[:MAX_BODY] + "\n\n_(cut: run `dllogscan paste -f md` on the thread for the rest)_\n"
         return f"{MARKER}\n{body}", label_for(result, cfg.label_prefix)
     if top is not None and cfg.next_check:
-        from ..next_check import next_check
+        from ..advise.next_check import next_check
 
         check = next_check(result.diagnoses)
         if check:

@@ -11,7 +11,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from ..errors import DllogscanError
+from ..core.errors import DllogscanError
 
 API_VERSION = "2022-11-28"
 PER_PAGE, MAX_PAGES = 100, 10

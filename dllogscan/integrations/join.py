@@ -19,11 +19,11 @@ import io
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Sequence
 
-from .. import sources
-from ..advise import advise
+from ..sources import streams as sources
+from ..advise.fixes import advise
 from ..batch.crossfile import CrossFile, pending
 from ..batch.worker import Config, Record, database, scan_stream
-from ..models import Diagnosis, ScanResult
+from ..core.models import Diagnosis, ScanResult
 
 LOG, CONTEXT = "log", "context"
 #: cluster facts that also go into each diagnosis (fix templates use ``{job_id}`` and ``{node}``)

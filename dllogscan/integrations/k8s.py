@@ -19,9 +19,9 @@ import json
 import sys
 from typing import Sequence
 
-from ..advise import advise
+from ..advise.fixes import advise
 from ..batch.worker import Config, database
-from ..models import Diagnosis, ScanResult
+from ..core.models import Diagnosis, ScanResult
 from . import join
 from .pod import RUNTIME_DEFAULT_SHM, Pod, parse_pod, shm_fix
 from .tools import ToolError, run_tool
@@ -85,6 +85,6 @@ def diagnose_pod(name: str, namespace: str | None = None, container: str | None 
 
 def plugin_main() -> None:
     """``kubectl-dllogscan``: kubectl runs it for ``kubectl dllogscan ARGS`` (= ``dllogscan k8s ARGS``)."""
-    from ..quickscan import main
+    from ..cli.fast import main
 
     main(["k8s", *sys.argv[1:]])

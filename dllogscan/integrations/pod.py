@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..advise import parse_size
-from ..errors import UsageError
-from ..models import Fix
+from ..advise.fixes import parse_size
+from ..core.errors import UsageError
+from ..core.models import Fix
 
 RUNTIME_DEFAULT_SHM = "64M"
 SIGNALS = {134: "SIGABRT", 135: "SIGBUS", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM"}

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from ..batch.layouts import parse_time
 from ..batch.worker import Config
-from ..models import ScanResult
+from ..core.models import ScanResult
 from . import join
 from .slurm_job import Job, find_job
 from .tools import ToolError, run_tool

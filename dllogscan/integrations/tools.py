@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from typing import Sequence
 
-from ..errors import DllogscanError
+from ..core.errors import DllogscanError
 
 DEFAULT_TIMEOUT = 30.0
 

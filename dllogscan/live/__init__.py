@@ -4,7 +4,7 @@ Nothing here is imported by the plain scan path; each command imports it when it
 """
 from __future__ import annotations
 
-from ..errors import DllogscanError
+from ..core.errors import DllogscanError
 
 INSTALL_HINT = 'pip install "dllogscan[torch]"'
 

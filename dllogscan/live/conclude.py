@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..advise import human
+from ..advise.fixes import human
 from .repro import Rung
 from .stacks import WHY, innermost_frames
 

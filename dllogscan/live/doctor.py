@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..advise import DEFAULT_PREFETCH, fill, human, shm_demand
-from ..scanner import Scanner
+from ..advise.fixes import DEFAULT_PREFETCH, fill, human, shm_demand
+from ..scan.scanner import Scanner
 from . import facts as machine
 
 #: descriptors a worker holds besides the tensors in flight (pipes, queues, libraries)

@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Any, Iterator, TextIO
 
-from ..advise import human
+from ..advise.fixes import human
 from . import facts as machine
 from . import procinfo, stacks
 
@@ -86,7 +86,8 @@ class Guard:
         self.out.flush()
 
     def _report_failure(self, exc: BaseException) -> None:
-        from .. import pipeline, sources
+        from ..pipeline import runner as pipeline
+        from ..sources import streams as sources
         from ..report.terminal import to_text
 
         text = "".join(traceback.format_exception(exc))

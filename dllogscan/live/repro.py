@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import pipeline, sources
-from ..models import Diagnosis
-from ..scanner import Scanner
+from ..pipeline import runner as pipeline
+from ..sources import streams as sources
+from ..core.models import Diagnosis
+from ..scan.scanner import Scanner
 from . import stacks
 from .child import OK_MARK
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import ScanResult
+from ..core.models import ScanResult
 
 TEXT_FORMATS = ("text", "json", "jsonl", "md", "csv", "github")
 FILE_FORMATS = ("parquet",)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import Diagnosis, ScanResult
-from ..printable import strip_controls
+from ..core.models import Diagnosis, ScanResult
+from ..core.printable import strip_controls
 
 MAX_ERRORS = 10
 MAX_MESSAGE = 4000

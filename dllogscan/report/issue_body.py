@@ -7,8 +7,8 @@ import re
 import sys
 from typing import Sequence
 
-from ..models import Diagnosis, ScanResult
-from ..printable import strip_controls
+from ..core.models import Diagnosis, ScanResult
+from ..core.printable import strip_controls
 from .markdown import code, fence, verdict
 
 KEY_PART_RE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ..models import ScanResult
+from ..core.models import ScanResult
 
 
 def to_json(results: Sequence[ScanResult]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..models import Diagnosis, ScanResult
-from ..printable import strip_controls
+from ..core.models import Diagnosis, ScanResult
+from ..core.printable import strip_controls
 
 CLASS_NAMES = {
     "A": "shared memory (/dev/shm) exhausted",
@@ -85,7 +85,7 @@ def _diagnosis(d: Diagnosis, rank: int) -> list[str]:
 
 
 def _next_check(r: ScanResult) -> list[str]:
-    from ..next_check import next_check
+    from ..advise.next_check import next_check
 
     check = next_check(r.diagnoses)
     if check is None:

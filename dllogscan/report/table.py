@@ -13,7 +13,7 @@ import csv
 import io
 from typing import Any, Sequence
 
-from ..models import ScanResult
+from ..core.models import ScanResult
 
 COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "count", "evidence_line",
            "evidence_text", "top_fix", "top_command", "signatures", "error"]

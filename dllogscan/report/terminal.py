@@ -4,8 +4,8 @@ from __future__ import annotations
 import io
 from typing import Sequence
 
-from ..models import Diagnosis, ScanResult
-from ..printable import strip_controls
+from ..core.models import Diagnosis, ScanResult
+from ..core.printable import strip_controls
 
 CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue"}
 

@@ -13,12 +13,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from .. import pipeline, sources
-from ..normalize import printable_line
-from ..textcodec import as_utf8
-from ..documents import MAX_DOCUMENT_BYTES, flatten_bytes
-from ..errors import SourceError
-from ..redact import Redactor
+from ..pipeline import runner as pipeline
+from ..sources import streams as sources
+from ..normalize.lines import printable_line
+from ..normalize.encoding import as_utf8
+from ..sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes
+from ..core.errors import SourceError
+from ..report.redact import Redactor
 from ..report.markdown import to_markdown
 from .guard import DEFAULT_MAX_CONCURRENT, Guard, allowed_hosts
 

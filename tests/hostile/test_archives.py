@@ -65,7 +65,7 @@ def test_zip_bomb_at_default_limits_through_batch(tmp_path):
 
 _MEASURE = """
 import json, sys, io, contextlib
-from dllogscan.quickscan import main
+from dllogscan.cli.fast import main
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     try:

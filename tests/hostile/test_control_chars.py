@@ -10,8 +10,8 @@ import tarfile
 
 import pytest
 
-from dllogscan.normalize import clean, printable_line
-from dllogscan.printable import escape
+from dllogscan.normalize.lines import clean, printable_line
+from dllogscan.core.printable import escape
 from tests.hostile.clirun import cli, no_traceback
 
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

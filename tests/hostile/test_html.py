@@ -9,8 +9,9 @@ import tracemalloc
 
 import pytest
 
-from dllogscan import pipeline, sources
-from dllogscan.documents import flatten_bytes, html_to_text
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
+from dllogscan.sources.documents import flatten_bytes, html_to_text
 
 BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error."
 HEAD = f"<div>{BUS}</div>"

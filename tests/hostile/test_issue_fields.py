@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dllogscan.documents import flatten_bytes
+from dllogscan.sources.documents import flatten_bytes
 from tests.hostile.clirun import cli, no_traceback
 
 BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error."

@@ -14,7 +14,7 @@ import tarfile
 import pandas as pd
 import pytest
 
-from dllogscan.names import printable
+from dllogscan.core.names import printable
 
 BUS = b"RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
 

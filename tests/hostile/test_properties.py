@@ -18,14 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dllogscan import pipeline, report, sources
-from dllogscan.documents import flatten_bytes
-from dllogscan.models import Diagnosis, Evidence, Fix, ScanResult
-from dllogscan.normalize import clean, printable_line, views
-from dllogscan.redact import Redactor, redact_results
+from dllogscan.pipeline import runner as pipeline
+from dllogscan import report
+from dllogscan.sources import streams as sources
+from dllogscan.sources.documents import flatten_bytes
+from dllogscan.core.models import Diagnosis, Evidence, Fix, ScanResult
+from dllogscan.normalize.lines import clean, printable_line, views
+from dllogscan.report.redact import Redactor, redact_results
 from dllogscan.report.markdown import code
 from dllogscan.report.table import COLUMNS, csv_value, rows
-from dllogscan.textcodec import Transcoded, text_encoding
+from dllogscan.normalize.encoding import Transcoded, text_encoding
 
 settings.register_profile("ci", max_examples=100, derandomize=True, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -12,7 +12,8 @@ import os
 import pytest
 
 import dllogscan
-from dllogscan import pipeline, sources
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
 from tests.hostile.clirun import cli, no_traceback
 
 BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error."

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from dllogscan.credentials import find
-from dllogscan.redact import Redactor
+from dllogscan.report.credentials import find
+from dllogscan.report.redact import Redactor
 from tests.hostile.clirun import cli, no_traceback
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
@@ -130,8 +130,8 @@ def test_server_context_lines():
 def test_a_plain_scan_does_not_import_the_detector(tmp_path):
     log = tmp_path / "job.log"
     log.write_text(LOG)
-    code = ("import sys; from dllogscan import quickscan\n"
+    code = ("import sys; from dllogscan.cli import fast as quickscan\n"
             f"try:\n    quickscan.main([{str(log)!r}, '-f', 'json'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('detect_secrets', 'dllogscan.redact', 'requests') if m in sys.modules), file=sys.stderr)")
+            "print(sorted(m for m in ('detect_secrets', 'dllogscan.report.redact', 'requests') if m in sys.modules), file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stderr.strip().splitlines()[-1] == "[]"

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from dllogscan import sigprobe
-from dllogscan.errors import SignatureError
-from dllogscan.pipeline import get_scanner
-from dllogscan.scanner import Scanner
-from dllogscan.signatures import Database, load_database, parse_signature
-from dllogscan.sources import from_bytes
+from dllogscan.signatures import probes as sigprobe
+from dllogscan.core.errors import SignatureError
+from dllogscan.pipeline.runner import get_scanner
+from dllogscan.scan.scanner import Scanner
+from dllogscan.signatures.database import Database, load_database, parse_signature
+from dllogscan.sources.streams import from_bytes
 
 GOOD = '''
 [[signature]]

@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from dllogscan import pipeline, prefilter, scanner as scan_mod, sources
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.scan import prefilter, scanner as scan_mod
+from dllogscan.sources import streams as sources
 
 MIN_MB_PER_S = 10
 NGINX = "2024/05/17 {t} [crit] {a}#{b}: *{c} accept4() failed (24: Too many open files)\n"

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from dllogscan import pipeline, sources
-from dllogscan.textcodec import Transcoded, text_encoding
+from dllogscan.pipeline import runner as pipeline
+from dllogscan.sources import streams as sources
+from dllogscan.normalize.encoding import Transcoded, text_encoding
 from tests.hostile.clirun import cli, no_traceback
 
 LOG = ("PS C:\\train> python train.py\r\nEpoch 1:  10%|#         | 10/100\r\n"

@@ -1,0 +1,94 @@
+"""Attach ranked fixes to each diagnosis, with the facts found filled into their commands."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+from ..core.models import Diagnosis, Fix
+from ..signatures.database import Database
+
+PLACEHOLDER_RE = re.compile(r"\{([a-z0-9_]+)(?:\|([^{}|]{1,40}))?\}")
+SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+DEFAULT_PREFETCH = 2
+SHM_HEADROOM = 1.5  # suggest half as much again as the estimated demand
+DEMAND_NOTE = "Shared-memory demand estimate:"
+
+
+def parse_size(text: str) -> int | None:
+    """``64M`` / ``8g`` / ``1.5GiB`` / ``67108864`` -> bytes."""
+    m = SIZE_RE.match(text or "")
+    if not m:
+        return None
+    return int(float(m.group(1)) * UNITS[m.group(2).upper()])
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def batch_bytes_from_shape(shape: str, itemsize: int = 4) -> int | None:
+    """``64, 3, 224, 224`` -> bytes of one float32 batch tensor."""
+    dims = [int(d) for d in re.findall(r"\d+", shape or "")]
+    if not dims:
+        return None
+    total = itemsize
+    for d in dims:
+        total *= d
+    return total
+
+
+def shm_demand(facts: dict[str, str]) -> dict[str, str]:
+    """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them (a printed batch
+    shape counts as float32)."""
+    out: dict[str, str] = {}
+    workers = facts.get("num_workers")
+    batch_bytes = parse_size(facts.get("batch_bytes", "")) or batch_bytes_from_shape(facts.get("batch_shape", ""))
+    if not (workers and workers.isdigit() and batch_bytes):
+        return out
+    prefetch = facts.get("prefetch_factor") or str(DEFAULT_PREFETCH)
+    if not prefetch.isdigit():
+        return out
+    demand = int(workers) * int(prefetch) * batch_bytes
+    out.setdefault("batch_bytes", human(batch_bytes))
+    gib = max(1, math.ceil(demand * SHM_HEADROOM / (1 << 30)))
+    out["shm_suggest"], out["shm_suggest_k8s"] = f"{gib}g", f"{gib}Gi"
+    out["shm_demand"] = human(demand)
+    out["shm_demand_bytes"] = str(demand)
+    shm = parse_size(facts.get("shm_size", ""))
+    if shm:
+        out["shm_ratio"] = f"{demand / shm:.1f}"
+    return out
+
+
+def fill(template: str, facts: dict[str, str]) -> str:
+    """Replace ``{pid}`` placeholders by facts; an unknown one reads ``<pid>``, or its default
+    when written ``{shm_suggest|8g}``."""
+    return PLACEHOLDER_RE.sub(lambda m: facts.get(m.group(1)) or m.group(2) or f"<{m.group(1)}>", template)
+
+
+def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
+    """The diagnosis with its ranked fixes (and the shm demand estimate for class A)."""
+    facts = dict(diagnosis.facts)
+    if "pid" not in facts and facts.get("pids"):
+        facts["pid"] = facts["pids"].split(",")[0].strip()
+    facts.update(shm_demand(facts))
+    fixes = tuple(
+        Fix(rank=i, title=fill(f.title, facts), why=fill(f.why, facts),
+            commands=tuple(fill(c, facts) for c in f.commands),
+            code=fill(f.code, facts) if f.code else None)
+        for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass), start=1))
+    notes = tuple(n for n in diagnosis.notes if not n.startswith(DEMAND_NOTE))  # advising twice adds it once
+    if "shm_demand" in facts:
+        note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
+                f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
+                f"{facts['batch_bytes']} per batch = {facts['shm_demand']}")
+        if "shm_size" in facts:
+            note += f" against /dev/shm of {facts['shm_size']}"
+        notes = notes + (note,)
+    return dataclasses.replace(diagnosis, fixes=fixes, facts=facts, notes=notes)

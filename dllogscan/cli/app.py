@@ -1,0 +1,148 @@
+"""The command line. Thin: each command calls one library function and prints its result.
+
+Exit codes (also in the README):
+  0  nothing found: no DataLoader worker failure in the input
+  1  at least one failure diagnosed
+  2  usage error, or an input that cannot be read at all (one line on stderr)
+  3  nothing found, but part of the input could not be read (cut or corrupt)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..core.errors import DllogscanError
+from .fast import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_out, error_line, exit_code, final_code,  # noqa: F401
+                   report_errors, scan_paths, starts_with_scan_option, write, write_text)
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
+    help="Diagnose PyTorch DataLoader worker crashes and stalls from logs.\n\n"
+         "Run [bold]dllogscan job.log[/bold] (the same as [bold]dllogscan scan job.log[/bold]).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
+    """Print one ``Error: ...`` line on stderr and leave with ``code``."""
+    error_line(message)
+    return typer.Exit(code)
+
+
+def emit(results, fmt: str, out: Optional[Path]) -> None:
+    """Write results in ``fmt`` to ``out`` or standard output."""
+    from .. import report
+
+    if fmt not in report.FORMATS:
+        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
+    if fmt == "parquet" and out is None:
+        raise fail("--format parquet needs --out FILE")
+    try:
+        write(results, fmt, out)
+    except DllogscanError as exc:
+        raise fail(str(exc))
+
+
+@app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan job.log                       # rich report on the terminal
+  dllogscan slurm-4242.out.gz --format json
+  kubectl logs trainer-0 | dllogscan -    # standard input
+  dllogscan job.log --format md > reply.md
+""")
+def scan(
+    paths: List[str] = typer.Argument(..., help="Log files (.gz .bz2 .xz too), or - for standard input."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github | parquet"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
+    min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
+    max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
+    engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
+    classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off."),
+    redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are found (errors still exit 2)."),
+) -> None:
+    """Diagnose DataLoader worker failures in one or more logs."""
+    from .. import api
+
+    from .checks import check_scan_options
+
+    try:
+        check_scan_options(min_confidence, max_bytes)
+        check_out(out)
+        api.pipeline.get_scanner([str(s) for s in signatures], engine)
+    except (DllogscanError, ImportError) as exc:
+        raise fail(str(exc))
+    results = scan_paths(paths, [str(s) for s in signatures], engine, min_confidence, max_bytes, classifier)
+    if redact:  # before anything is printed, error lines included
+        from ..report.redact import redact_results
+        results = redact_results(results)
+    report_errors(results)
+    emit(results, fmt, out)
+    raise typer.Exit(final_code(results, exit_zero))
+
+
+@app.command(epilog="[bold]Example[/bold]\n\n  dllogscan explain job.log")
+def explain(
+    path: str = typer.Argument(..., help="A log file, or - for standard input."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+) -> None:
+    """Show every signature hit, the facts found and how they combined into the verdict."""
+    from .explain import explain as run_explain
+
+    try:
+        text = run_explain(path, [str(s) for s in signatures])
+    except DllogscanError as exc:
+        raise fail(str(exc))
+    sys.stdout.write(text)
+
+
+@app.command("signatures", epilog="[bold]Example[/bold]\n\n  dllogscan signatures --class A")
+def list_signatures(
+    cls: Optional[str] = typer.Option(None, "--class", help="Only this class (A-E)."),
+    signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+) -> None:
+    """List the signature database (and check that it loads: examples included)."""
+    from ..signatures.database import load_database
+
+    try:
+        db = load_database([str(s) for s in signatures])
+    except DllogscanError as exc:
+        raise fail(str(exc))
+    for sig in db.signatures:
+        if cls and sig.cls != cls:
+            continue
+        sys.stdout.write(f"{sig.id:<48} {sig.cls:<4} {sig.role:<8} {sig.weight:.2f}  {sig.title}\n")
+
+
+def _register_commands() -> set[str]:
+    """Add the commands of ``dllogscan/commands/*.py``; return every command name."""
+    import importlib
+    import pkgutil
+
+    from . import commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(app)
+    return {c.name or c.callback.__name__ for c in app.registered_commands}  # type: ignore[union-attr]
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``."""
+    names = _register_commands()
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] not in names and (not args[0].startswith("-") or starts_with_scan_option(args)):
+        args.insert(0, "scan")
+    try:
+        app(args=args, prog_name="dllogscan", standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.stderr.write("Error: interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

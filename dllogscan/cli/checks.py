@@ -1,0 +1,28 @@
+"""Checks of option values shared by the commands (and the plain scan path): a value that would
+silently report nothing (``--min-confidence nan`` or ``5``) or mean nothing (``--max-bytes -5``)
+is a usage error, one ``Error:`` line and exit 2."""
+from __future__ import annotations
+
+import math
+
+from ..core.errors import UsageError
+
+
+def check_min_confidence(value: float) -> float:
+    """``value`` when it is a probability in [0, 1]; UsageError otherwise (nan, 5, -1)."""
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise UsageError(f"--min-confidence must be between 0 and 1 (got {value})")
+    return value
+
+
+def check_max_bytes(value: int | None) -> int | None:
+    """``value`` when it is unset or a positive number of bytes; UsageError otherwise."""
+    if value is not None and value < 1:
+        raise UsageError(f"--max-bytes must be a positive number of bytes (got {value})")
+    return value
+
+
+def check_scan_options(min_confidence: float, max_bytes: int | None) -> None:
+    """Both checks, for the commands that take both options."""
+    check_min_confidence(min_confidence)
+    check_max_bytes(max_bytes)

@@ -1,0 +1,68 @@
+"""``dllogscan doctor``: the facts that decide classes A-E here, and a loader's risks."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan doctor
+  dllogscan doctor --num-workers 8 --prefetch-factor 2 --batch-bytes 512M
+  dllogscan doctor --num-workers 8 --sample mydata:make_dataset --batch-size 64 --format json
+""")
+    def doctor(
+        num_workers: Optional[int] = typer.Option(None, min=0, help="The loader's num_workers."),
+        prefetch_factor: Optional[int] = typer.Option(None, min=1, help="The loader's prefetch_factor (default 2)."),
+        batch_bytes: Optional[str] = typer.Option(None, help="Bytes in one batch: 512M, 2G, 1048576."),
+        sample: Optional[str] = typer.Option(None, help="module:factory returning your Dataset; one batch is measured."),
+        batch_size: int = typer.Option(1, min=1, help="Batch size for --sample."),
+        tensors: Optional[int] = typer.Option(None, min=1, help="Tensors per batch (descriptor demand)."),
+        fmt: str = typer.Option("text", "--format", "-f", help="text | json"),
+        signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+    ) -> None:
+        """Check /dev/shm, ulimit -n, memory, runtime and torch against a loader's demand."""
+        import json
+        import sys
+
+        from ...advise.fixes import parse_size
+        from ..app import fail
+        from ...core.errors import DllogscanError
+        from ...live import require_torch
+
+        if fmt not in ("text", "json"):
+            raise fail(f"unknown format {fmt!r}; choose text or json")
+        if batch_bytes and sample:
+            raise fail("give --batch-bytes or --sample, not both")
+        try:
+            require_torch("doctor")
+            from ...pipeline import runner as pipeline
+            from ...live import doctor as doc
+            from ...live import facts as machine
+
+            scanner = pipeline.get_scanner([str(s) for s in signatures])
+        except DllogscanError as exc:
+            raise fail(str(exc))
+        loader = {"num_workers": num_workers, "prefetch_factor": prefetch_factor, "tensors": tensors}
+        if batch_bytes:
+            loader["batch_bytes"] = parse_size(batch_bytes)
+            if loader["batch_bytes"] is None:
+                raise fail(f"--batch-bytes {batch_bytes!r}: expected a size such as 512M or 2G")
+        if sample:
+            try:
+                measured = doc.sample_batch(sample, batch_size)
+            except Exception as exc:  # the user's code: report it in one line
+                raise fail(f"--sample {sample}: {type(exc).__name__}: {exc}".splitlines()[0])
+            loader["batch_bytes"] = measured["bytes"]
+            loader["tensors"] = tensors or measured["tensors"]
+        found = machine.gather()
+        risks = doc.assess(found, loader, scanner)
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"facts": found, "loader": loader,
+                                         "risks": [r.to_dict() for r in risks]}, indent=2) + "\n")
+        else:
+            sys.stdout.write(doc.render(found, loader, risks))
+        raise typer.Exit(1 if risks else 0)

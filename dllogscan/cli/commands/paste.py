@@ -1,0 +1,45 @@
+"""``dllogscan paste``: diagnose what is pasted into the terminal (until Ctrl-D) or piped in."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan paste --format md            # paste, press Ctrl-D, get a ready reply
+  pbpaste | dllogscan paste --redact     # macOS clipboard, identifiers hidden
+  gh issue view 123 --json title,body,comments | dllogscan paste -f md
+""")
+    def paste(
+        fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
+        max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
+        signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+        min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
+        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
+    ) -> None:
+        """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
+        from ..app import check_out, emit, exit_code, fail, report_errors
+        from ...core.errors import DllogscanError
+        from ...triage import read_paste
+
+        from ..checks import check_scan_options
+
+        try:
+            check_scan_options(min_confidence, max_bytes)
+            check_out(out)
+            result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
+        except (DllogscanError, ImportError) as exc:
+            raise fail(str(exc))
+        results = [result]
+        if redact:
+            from ...report.redact import redact_results
+            results = redact_results(results)
+        report_errors(results)
+        emit(results, fmt, out)
+        raise typer.Exit(exit_code(results))

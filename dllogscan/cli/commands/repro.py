@@ -1,0 +1,66 @@
+"""``dllogscan repro``: the reproduction ladder num_workers 0 -> 1 -> N."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan repro mydata:make_dataset
+  dllogscan repro mydata:make_dataset --workers 0,1,8 --batches 20 --timeout 120
+  dllogscan repro mydata:make_dataset --spawn --collate mydata:collate --format json
+""")
+    def repro(
+        factory: str = typer.Argument(..., help="module:factory returning your Dataset (importable from here)."),
+        workers: str = typer.Option("0,1,4", help="Rungs: num_workers values, comma-separated."),
+        batches: int = typer.Option(8, min=1, help="Batches to load per rung."),
+        batch_size: int = typer.Option(2, min=1, help="DataLoader batch_size."),
+        timeout: float = typer.Option(60.0, min=1, help="Seconds before a rung counts as a hang."),
+        spawn: bool = typer.Option(False, help="multiprocessing_context='spawn' instead of fork."),
+        collate: Optional[str] = typer.Option(None, help="module:fn to use as collate_fn."),
+        nofile: Optional[int] = typer.Option(None, min=16, help="Lower ulimit -n in each rung to this."),
+        sharing_strategy: Optional[str] = typer.Option(None, help="file_descriptor | file_system"),
+        fmt: str = typer.Option("text", "--format", "-f", help="text | json"),
+        signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+    ) -> None:
+        """Run your dataset at num_workers 0, 1, N in fresh processes and say where the bug is."""
+        import json
+        import sys
+
+        from ..app import fail
+        from ...core.errors import DllogscanError
+        from ...live import require_torch
+
+        if fmt not in ("text", "json"):
+            raise fail(f"unknown format {fmt!r}; choose text or json")
+        try:
+            rungs_n = tuple(int(w) for w in workers.split(","))
+        except ValueError:
+            raise fail(f"--workers {workers!r}: expected numbers such as 0,1,4")
+        if any(n < 0 for n in rungs_n):
+            raise fail("--workers: num_workers cannot be negative")
+        if ":" not in factory:
+            raise fail(f"{factory!r}: expected module:factory, e.g. mydata:make_dataset")
+        try:
+            require_torch("repro")
+            from ...pipeline import runner as pipeline
+            from ...live import conclude, repro as ladder
+
+            scanner = pipeline.get_scanner([str(s) for s in signatures])
+        except DllogscanError as exc:
+            raise fail(str(exc))
+        settings = ladder.Settings(factory=factory, workers=rungs_n, batches=batches, batch_size=batch_size,
+                                   timeout=timeout, spawn=spawn, collate=collate, nofile=nofile,
+                                   sharing_strategy=sharing_strategy)
+        rungs = ladder.ladder(settings, scanner)
+        verdict = conclude.conclude(rungs)
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"factory": factory, "rungs": [r.to_dict() for r in rungs],
+                                         "conclusion": verdict}, indent=2) + "\n")
+        else:
+            sys.stdout.write(conclude.render(rungs, verdict))
+        raise typer.Exit(0 if verdict["verdict"] == "no-failure" else 1)

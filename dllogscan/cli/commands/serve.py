@@ -1,0 +1,45 @@
+"""``dllogscan serve``: the local triage page (needs ``pip install 'dllogscan[serve]'``)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(epilog="""[bold]Examples[/bold]
+
+  dllogscan serve                        # http://127.0.0.1:8765
+  dllogscan serve --port 9000 --max-bytes 5000000
+  dllogscan serve --host 0.0.0.0 --allow-host gpu03.cluster   # reached as http://gpu03.cluster:8765
+""")
+    def serve(
+        host: str = typer.Option("127.0.0.1", help="Address to bind (local only by default)."),
+        port: int = typer.Option(8765, help="Port to listen on."),
+        max_bytes: int = typer.Option(20 * 1024 * 1024, help="Largest request accepted (HTTP 413 past it)."),
+        signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
+        allow_host: List[str] = typer.Option([], "--allow-host",
+                                             help="Another name the page is reached by (the Host header); repeatable."),
+    ) -> None:
+        """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
+        from ..app import fail
+        from ...core.errors import DllogscanError
+        from ..checks import check_max_bytes
+
+        try:
+            check_max_bytes(max_bytes)
+        except DllogscanError as exc:
+            raise fail(str(exc))
+
+        try:
+            import uvicorn
+
+            from ...serve.app import create_app
+        except ImportError:
+            raise fail("the triage page needs the serve extra: pip install 'dllogscan[serve]'")
+        try:
+            application = create_app([str(s) for s in signatures], max_bytes, host=host, allow_hosts=allow_host)
+        except DllogscanError as exc:
+            raise fail(str(exc))
+        uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,38 @@
+"""``dllogscan summary results.parquet``: class x node, class x day, top signatures, jobs per class."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("summary", epilog="[bold]Examples[/bold]\n\n  dllogscan summary results.parquet\n"
+                                   "  dllogscan summary results.jsonl --format md > report.md")
+    def summary(
+        results: Path = typer.Argument(..., help="A results file from `dllogscan batch --out` (.parquet, .csv, .jsonl)."),
+        fmt: str = typer.Option("text", "--format", "-f", help="text (rich tables) | md | csv"),
+        top: int = typer.Option(15, help="How many signatures to list."),
+    ) -> None:
+        """Summarize a batch's results: where and when each class of failure happened."""
+        from ..app import fail
+        from ...core.errors import DllogscanError
+
+        if fmt not in ("text", "md", "csv"):
+            raise fail(f"unknown format {fmt!r}; choose text, md or csv")
+        if not results.is_file():
+            raise fail(f"{results}: no such file")
+        from ...batch import read_results
+        from ...batch.summary import print_rich, render, summaries
+
+        try:
+            tables = summaries(read_results(results), top)
+        except DllogscanError as exc:
+            raise fail(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a corrupt results file is one line, not a traceback
+            raise fail(f"{results}: cannot read results: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        if fmt == "text":
+            print_rich(tables)
+        else:
+            sys.stdout.write(render(tables, fmt))

@@ -1,0 +1,78 @@
+"""``dllogscan explain``: every hit, which conditions held, the facts, the classifier's view,
+and the verdict."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import api
+from ..pipeline import runner as pipeline
+from ..sources import streams as sources
+from ..correlate.candidates import RELEVANT, filter_hits
+from ..core.errors import SourceError
+
+
+def classifier_view(source: sources.Source, scanner) -> list[str]:
+    """What the text classifier makes of the source, whether or not the verdict consulted it."""
+    from ..classify import model as text_model
+    from ..classify.digest import digest_lines
+
+    model = text_model.shipped()
+    if model is None:
+        return ["classifier: no model shipped (run `dllogscan train`)"]
+    out, _ = pipeline.scan_source(source, scanner)
+    lines = digest_lines(out) if out is not None else []
+    if not lines:
+        return ["classifier: no text to read"]
+    pred = model.predict(["\n".join(t for _, t in lines)])[0]
+    ranked = sorted(pred.items(), key=lambda kv: -kv[1])
+    relevant = any(RELEVANT.search(t) for _, t in lines)
+    thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
+    return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}): "
+            + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
+            + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
+               if thresholds else "")]
+
+
+def timing_view(source: sources.Source, scanner) -> str:
+    """What cadence.py measures at the end of the source, whether or not the verdict used it."""
+    from ..correlate.cadence import measure
+
+    out, _ = pipeline.scan_source(source, scanner)
+    silence = measure(out.end, out.end_line) if out is not None else None
+    return f"timing: {silence.describe()}" if silence else "timing: no silence after timestamped progress lines"
+
+
+def explain(path: str, signatures: list[str]) -> str:
+    """The explanation of one input; raises SourceError when it cannot be read at all."""
+    if path == "-":  # read once: the scan and the classifier's view both need it
+        data = sys.stdin.buffer.read(sources.DEFAULT_STDIN_LIMIT)
+        source = sources.from_bytes(data, "-")
+    else:
+        source = api.as_source(Path(path), None, None)
+    scanner = pipeline.get_scanner(signatures)
+    result = pipeline.run(source, scanner)
+    if result.error and not result.lines:
+        raise SourceError(result.error)  # nothing was read: an error (exit 2), not an explanation
+    db = scanner.db
+    kept = {id(h) for h in filter_hits(list(result.hits), db)}
+    lines = [f"source: {result.source}  lines: {result.lines}  bytes: {result.bytes_read}"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    lines.append(f"signature hits: {len(result.hits)}")
+    for hit in result.hits:
+        sig = db.by_id[hit.signature]
+        state = "kept" if id(hit) in kept else "dropped (requires/excludes)"
+        lines.append(f"  line {hit.line:>7}  {sig.id}  [{sig.role}, class {sig.cls}, weight {sig.weight}, "
+                     f"priority {sig.priority}] {state}")
+        lines.append(f"                {hit.text}")
+        if hit.facts:
+            lines.append("                facts: " + ", ".join(f"{k}={v}" for k, v in hit.facts.items()))
+    if result.facts:
+        lines.append("source facts: " + ", ".join(f"{k}={v}" for k, v in result.facts.items()))
+    lines.append(timing_view(source, scanner))
+    lines += classifier_view(source, scanner)
+    lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
+    for d in result.diagnoses:
+        lines.append(f"  {d.cls}/{d.subclass}  {d.confidence:.2f}  via {d.method}: {', '.join(d.signatures)}")
+    return "\n".join(lines) + "\n"

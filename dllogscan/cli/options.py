@@ -1,0 +1,61 @@
+"""What ``dllogscan slurm`` and ``dllogscan k8s`` share with ``scan``: its output options (as
+typer annotations) and its way out (redact, errors on stderr, the format, the exit status)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..core.models import ScanResult
+
+Format = Annotated[str, typer.Option("--format", "-f", help="text | json | jsonl | md | csv | github | parquet")]
+Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of standard output.")]
+Signatures = Annotated[List[Path], typer.Option("--signatures", "-s", help="Extra signature file or folder (repeatable).")]
+MinConfidence = Annotated[float, typer.Option(help="Report only diagnoses at least this sure.")]
+MaxBytes = Annotated[Optional[int], typer.Option(help="Stop reading a log after this many bytes.")]
+Engine = Annotated[str, typer.Option(help="Prefilter engine: auto | hyperscan | python.")]
+Classifier = Annotated[str, typer.Option(help="Text classifier: auto | weak | on | off.")]
+Redact = Annotated[bool, typer.Option("--redact", help="Hide hosts, users, IPs, job ids and e-mails.")]
+ExitZero = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found (errors still exit 2).")]
+Timeout = Annotated[float, typer.Option(help="Seconds each cluster tool may take.")]
+
+
+def check_format(fmt: str, out: Optional[Path]) -> None:
+    """A bad ``--format`` is a usage error, found before any tool runs."""
+    from .app import fail
+    from ..report import FORMATS
+
+    if fmt not in FORMATS:
+        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "parquet" and out is None:
+        raise fail("--format parquet needs --out FILE")
+
+
+def config(signatures: List[Path], engine: str, min_confidence: float, classifier: str):
+    """The scan configuration, the signature files loaded (and checked) now."""
+    from ..batch.worker import Config, database
+    from .app import fail
+    from ..core.errors import DllogscanError
+
+    cfg = Config(tuple(str(s) for s in signatures), True, engine, min_confidence, classifier=classifier)
+    try:
+        database(cfg)
+    except (DllogscanError, ImportError) as exc:
+        raise fail(str(exc))
+    return cfg
+
+
+def deliver(result: ScanResult, fmt: str, out: Optional[Path], redact: bool, exit_zero: bool) -> "typer.Exit":
+    """Print ``result`` as ``scan`` would and return the exit to raise."""
+    from .fast import final_code, report_errors, write
+
+    results = [result]
+    if redact:
+        from ..report.redact import redact_results
+        results = redact_results(results)
+    report_errors(results)
+    write(results, fmt, out)
+    sys.stdout.flush()
+    return typer.Exit(final_code(results, exit_zero))

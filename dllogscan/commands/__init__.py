@@ -1,5 +1,0 @@
-"""CLI commands beyond ``scan``: one module each, with ``register(app)``.
-
-``dllogscan.cli`` discovers every module here, so a new command needs no edit elsewhere.
-Modules import only typer at import time; their work is imported inside the command.
-"""

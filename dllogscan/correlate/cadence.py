@@ -1,0 +1,186 @@
+"""Timing from the log itself: the cadence of timestamped progress lines and the silence after
+the last one (steps every 2 s, then 3 h 50 min of nothing before Slurm's time-limit kill).
+
+Fed from the scan without reading the file again: the scanner keeps the raw end of its input
+(``ScanOutput.end``, at most ``scanner.END_BYTES``), and only that is measured, once, when the
+verdict needs it (no strong diagnosis, or a hang to weigh). Only the timestamps of progress lines
+and of the lines after the last one are kept.
+
+Rules:
+- a timestamp is the first ``YYYY-MM-DD[T ]HH:MM:SS`` (``/`` also allowed) on a line, wherever it
+  sits (logging prefixes, CRI prefixes, Slurm's ``CANCELLED AT <time>``); time zones are ignored
+  (one file, one clock);
+- a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
+- the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
+  (the end is read backwards from its last line, and no further than that);
+- the silence is the longest stretch without any timestamped line from the last progress line to
+  the end; it counts (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a
+  timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..normalize import lines as normalize
+from .candidates import PROGRESS_RE
+
+PROGRESS_B = re.compile(PROGRESS_RE.pattern.encode(), re.IGNORECASE)
+#: starts with a literal so the regex engine skips ahead fast (0.1 ms on 100 KB without a stamp)
+TIMESTAMP_RE = re.compile(rb"20(\d\d)[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d)(?!\d)")
+MIN_PROGRESS = 5
+MIN_SILENCE_S = 600.0
+MIN_RATIO = 30.0
+CADENCE_LINES = 50
+WINDOWS = (2 << 10, 16 << 10, 64 << 10)
+MAX_SPAN_S = 60 * 86400.0  # a silence longer than this is two runs in one file, not a hang
+#: how much a measured silence weighs as evidence of a hang (class E), alone or beside E hits
+WEIGHT = 0.6
+
+
+@dataclass(frozen=True)
+class Silence:
+    """The stop: the last progress line, where the silence starts and ends, and the figures."""
+
+    last_line: int
+    last_text: str
+    quiet_from: int
+    end_line: int
+    end_text: str
+    seconds: float
+    cadence: float
+    progress_lines: int
+    weight: float = WEIGHT
+
+    def describe(self) -> str:
+        where = "after it" if self.quiet_from == self.last_line else f"from line {self.quiet_from}"
+        return (f"progress every {duration(self.cadence)} (median of the last {self.progress_lines} timestamped "
+                f"progress lines) "
+                f"up to line {self.last_line}, then no output for {duration(self.seconds)} {where} "
+                f"until line {self.end_line}")
+
+    def facts(self) -> dict[str, str]:
+        return {"silence": duration(self.seconds), "cadence": duration(self.cadence),
+                "last_progress_line": str(self.last_line)}
+
+
+def duration(seconds: float) -> str:
+    """``3 h 50 min``, ``12 min 5 s``, ``2.0 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    s = int(round(seconds))
+    h, m, sec = s // 3600, s % 3600 // 60, s % 60
+    if h:
+        return f"{h} h {m} min" if m else f"{h} h"
+    return f"{m} min {sec} s" if sec else f"{m} min"
+
+
+def _seconds(y: int, mo: int, d: int, h: int, mi: int, s: int) -> float:
+    """Seconds since 1970 of a civil date and time (no calendar/datetime import on the plain path)."""
+    y -= mo <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return float(days * 86400 + h * 3600 + mi * 60 + s)
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _time(m: "re.Match[bytes]") -> float | None:
+    if m.start() and m.string[m.start() - 1] in b"0123456789":
+        return None  # a longer number ending in 20..., not a year
+    y, mo, d, h, mi, s = (int(g) for g in m.groups())
+    y += 2000
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 61):
+        return None
+    return _seconds(y, mo, d, h, mi, s)
+
+
+def _stamped_backwards(end: bytes):
+    """(line start, line end, time) of each timestamped line, last line first. The stamps are
+    found by the regex engine over windows growing back from the end (2 KB, 16 KB, 64 KB, all), so the
+    Python work grows with the lines the caller visits, not with the bytes kept."""
+    hi = len(end)
+    for size in WINDOWS + (len(end),):
+        lo = max(0, len(end) - size)
+        if lo:
+            lo = end.find(b"\n", lo) + 1 or hi
+        if lo < hi:
+            yield from _window_backwards(end, lo, hi)
+            hi = lo
+        if lo == 0:
+            return
+
+
+def _window_backwards(end: bytes, lo: int, hi: int):
+    line_start, first = -1, None
+    for m in reversed(list(TIMESTAMP_RE.finditer(end, lo, hi))):
+        start = end.rfind(b"\n", 0, m.start()) + 1
+        if start != line_start and first is not None:
+            yield first
+            first = None
+        line_start = start
+        t = _time(m)
+        if t is not None:  # the line's first valid stamp wins
+            stop = end.find(b"\n", m.end())
+            first = (start, len(end) if stop == -1 else stop, t)
+    if first is not None:
+        yield first
+
+
+def _longest_gap(quiet: list[tuple[int, int, float]]) -> tuple[float, int]:
+    """The longest step between consecutive stamped lines (seconds) and where it starts."""
+    best, at = 0.0, 0
+    for k in range(len(quiet) - 1):
+        gap = quiet[k + 1][2] - quiet[k][2]
+        if gap > best:
+            best, at = gap, k
+    return best, at
+
+
+def measure(end: bytes, first_line: int) -> Silence | None:
+    """The silence after the last timestamped progress line in ``end`` (the raw end of the input,
+    whose first line is number ``first_line``), or None when there is none worth citing."""
+    if not end or not TIMESTAMP_RE.search(end):
+        return None
+    after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
+    progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
+    quiet: list[tuple[int, int, float]] = []  # the last progress line and what followed, in order
+    best, at = 0.0, 0
+    for line in _stamped_backwards(end):
+        if PROGRESS_B.search(end, line[0], line[1]):
+            progress.append(line)
+            if len(progress) == 1:
+                # the silence is fixed by now (the cadence can only rule it out): most logs end
+                # in progress or in a short pause, and need no more lines than this
+                quiet = [line] + after[::-1]
+                best, at = _longest_gap(quiet)
+                if best < MIN_SILENCE_S or best > MAX_SPAN_S:
+                    return None
+            if len(progress) == CADENCE_LINES:
+                break
+        elif not progress:
+            after.append(line)
+    if len(progress) < MIN_PROGRESS:
+        return None
+    times = [t for _, _, t in reversed(progress)]
+    steps = [b - a for a, b in zip(times, times[1:]) if b >= a]
+    cadence = max(_median(steps) if steps else 0.0, 1.0)
+    if best < MIN_RATIO * cadence:
+        return None
+
+    def number(line: tuple[int, int, float]) -> int:
+        return first_line + end.count(b"\n", 0, line[0])
+
+    def text(line: tuple[int, int, float]) -> str:
+        return normalize.clean(end[line[0]:line[1]])[:600]
+
+    last, stop = progress[0], quiet[at + 1]
+    return Silence(last_line=number(last), last_text=text(last), quiet_from=number(quiet[at]),
+                   end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
+                   progress_lines=len(progress))

@@ -1,0 +1,276 @@
+"""Combine signature hits into ranked diagnoses: conditions, cross-evidence, absorption.
+
+Rules, all driven by fields of the signature data:
+- ``requires`` / ``excludes`` keep or drop a hit by the other hits around it;
+- hits of one class form one candidate; its subclass comes from the highest-``priority`` hit;
+- a ``cause`` hit whose ``link`` fact (the pid) equals the failure's counts with ``linked_weight``;
+- a failure with ``absorbs`` swallows nearby candidates of those classes (a ``Caught
+  RuntimeError`` whose traceback says ``unable to write to file </torch_...>`` is class A);
+- a ``*-suspected`` candidate yields to any other failure, and context alone never outvotes one;
+- without a failure of their class, ``cause``/``context`` hits count only where their ``alone``
+  rule allows (the OOM killer's line makes B alone only when it killed a python process);
+- a diagnosis holding a ``canonical`` hit (the field guide's own failure texts: bus error,
+  ``exited unexpectedly``, ancdata, errno 24, CUDA re-initialisation, ``DataLoader timed out``),
+  its own or absorbed, is marked so: the classifier may re-rank it, never veto it;
+- a measured silence after the last progress line (``cadence.Silence``) joins a class-E diagnosis
+  (both its lines cited, confidence raised by its ``weight``, ``cadence.WEIGHT``) or, with no diagnosis at all,
+  makes E/hang at that weight; beside a failure of another class it stays out (a dead worker
+  explains the stop).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..core.models import Diagnosis, Evidence, Hit
+from ..signatures.database import BUILTIN_CONDITIONS, Condition, Database, Signature
+
+if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
+    from .cadence import Silence
+
+PROGRESS_RE = re.compile(
+    r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
+    r"|\bloss\b\s*[:=]", re.IGNORECASE)
+
+EXCEPTION_LINE_RE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
+    r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
+#: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate)
+RELEVANT = re.compile(
+    r"dataloader|data loader|num_workers|__getitem__|dataset|torch|pytorch|worker process|pt_data_worker"
+    r"|\bepochs?\b|training|训练|数据|学習|データ|학습|обучени|entrenamiento|treinamento|trainings?lauf",
+    re.IGNORECASE)
+MAX_EVIDENCE = 8
+DIGITS_RE = re.compile(r"\d+")
+FAILURE_CLASSES = ("A", "B", "C", "D", "E")
+
+
+@dataclass
+class Candidate:
+    """Hits of one class that together make one diagnosis."""
+
+    cls: str
+    hits: list[tuple[Hit, Signature, float]] = field(default_factory=list)
+    absorbed: list[tuple[Hit, Signature, float]] = field(default_factory=list)
+
+    @property
+    def has_failure(self) -> bool:
+        return any(sig.role in ("failure", "cause") for _, sig, _ in self.hits)
+
+    def top(self) -> tuple[Hit, Signature, float]:
+        return max(self.hits, key=lambda t: (t[1].priority, t[2], -t[0].line))
+
+    def confidence(self) -> float:
+        best: dict[str, float] = {}
+        for _, sig, weight in self.hits:
+            best[sig.id] = max(best.get(sig.id, 0.0), weight)
+        miss = 1.0
+        for weight in best.values():
+            miss *= 1.0 - weight
+        return min(0.99, 1.0 - miss)
+
+
+def _pids(facts: dict[str, str]) -> set[str]:
+    out = set()
+    for key in ("pid", "pids"):
+        out.update(DIGITS_RE.findall(facts.get(key, "")))
+    return out
+
+
+def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
+    """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training."""
+    if name == "@progress":
+        window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
+        return any(PROGRESS_RE.search(t) for t in window)
+    window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
+    return any(RELEVANT.search(t) for t in window + [hit.text])
+
+
+def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:
+    """True when any of the condition's ids (built-ins or signatures) holds near ``hit``."""
+    if any(_builtin_holds(i, cond, hit) for i in cond.ids if i in BUILTIN_CONDITIONS):
+        return True
+    for sig_id, others in index.items():
+        if not cond.matches_id(sig_id):
+            continue
+        for other in others:
+            if other is hit:
+                continue
+            if cond.within and abs(other.line - hit.line) > cond.within:
+                continue
+            if cond.same and (not hit.facts.get(cond.same)
+                              or hit.facts.get(cond.same) != other.facts.get(cond.same)):
+                continue
+            return True
+    return False
+
+
+def filter_hits(hits: list[Hit], db: Database) -> list[Hit]:
+    """Drop hits whose ``requires`` do not hold or whose ``excludes`` do."""
+    index: dict[str, list[Hit]] = defaultdict(list)
+    for hit in hits:
+        index[hit.signature].append(hit)
+    kept = []
+    for hit in hits:
+        sig = db.by_id[hit.signature]
+        if all(_condition_holds(c, hit, index) for c in sig.requires) and not any(
+                _condition_holds(c, hit, index) for c in sig.excludes):
+            kept.append(hit)
+    return kept
+
+
+def collect_facts(hits: list[Hit], db: Database) -> dict[str, str]:
+    """Configuration facts (``fact`` role): the last value seen wins."""
+    facts: dict[str, str] = {}
+    for hit in hits:
+        if db.by_id[hit.signature].role == "fact":
+            facts.update(hit.facts)
+    return facts
+
+
+def _build_candidates(hits: list[Hit], db: Database) -> dict[str, Candidate]:
+    cands: dict[str, Candidate] = {}
+    failure_pids: dict[str, set[str]] = defaultdict(set)
+    for hit in hits:
+        sig = db.by_id[hit.signature]
+        if sig.role == "failure":
+            failure_pids[sig.cls] |= _pids(hit.facts)
+    for hit in hits:
+        sig = db.by_id[hit.signature]
+        if sig.role == "fact" or sig.cls not in FAILURE_CLASSES:
+            continue
+        weight = sig.weight
+        target = sig.refines or sig.cls
+        if sig.role == "cause" and sig.link and hit.facts.get(sig.link) in failure_pids.get(target, ()):
+            weight = sig.linked_weight if sig.linked_weight is not None else weight
+        cands.setdefault(sig.cls, Candidate(sig.cls)).hits.append((hit, sig, weight))
+    for cls, cand in list(cands.items()):
+        if not any(sig.role == "failure" for _, sig, _ in cand.hits):
+            cand.hits = [t for t in cand.hits if t[1].may_stand_alone(t[0].facts)]
+            if not cand.hits:
+                del cands[cls]
+    return cands
+
+
+def _citable(hits: list[tuple[Hit, Signature, float]]) -> list[tuple[Hit, Signature, float]]:
+    """Hits worth citing for another class: not the weightless support frames of a context."""
+    return [t for t in hits if not (t[1].role == "context" and t[1].weight == 0)]
+
+
+def _absorb(cands: dict[str, Candidate]) -> None:
+    for cand in list(cands.values()):
+        for hit, sig, _ in list(cand.hits):
+            for victim_cls in sig.absorbs:
+                victim = cands.get(victim_cls)
+                if victim is None or victim is cand or sig.role != "failure":
+                    continue
+                if any(abs(h.line - hit.line) <= sig.absorb_within for h, _, _ in victim.hits):
+                    cand.absorbed += _citable(victim.hits + victim.absorbed)
+                    del cands[victim_cls]
+    decisive = {c for c, cand in cands.items() if cand.has_failure}
+    for cls, cand in list(cands.items()):
+        sub = cand.top()[1].subclass or ""
+        others = decisive - {cls}
+        if (sub.endswith("-suspected") or not cand.has_failure) and others:
+            winner = cands[min(others, key=lambda c: -cands[c].confidence())]
+            winner.absorbed += _citable(cand.hits + cand.absorbed)
+            del cands[cls]
+
+
+def _exception_line(hit: Hit) -> tuple[int, str] | None:
+    """The real exception at the end of a captured traceback (``KeyError: 'label'``)."""
+    # a frame hit, or an old-style re-raise whose message is the traceback: the traceback is running
+    seen_traceback = hit.text.lstrip().startswith("File ") or "Traceback (most recent call last)" in hit.text
+    for line, text in hit.after:
+        if "Traceback (most recent call last)" in text:
+            seen_traceback = True
+            continue
+        if seen_traceback and EXCEPTION_LINE_RE.match(text) and not text.startswith("File "):
+            return line, text
+    return None
+
+
+def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str]]:
+    ordered = sorted(cand.hits, key=lambda t: (-t[1].priority, t[0].line)) + sorted(
+        cand.absorbed, key=lambda t: t[0].line)
+    evidence: list[Evidence] = []
+    shapes: set[tuple[str, str]] = set()
+    facts: dict[str, str] = {}
+    pids: list[str] = []
+    for hit, sig, _ in ordered:
+        for key, value in hit.facts.items():
+            facts.setdefault(key, value)
+        for pid in sorted(_pids(hit.facts)):
+            if pid not in pids:
+                pids.append(pid)
+        shape = (sig.id, DIGITS_RE.sub("#", hit.text))
+        if shape in shapes or any(e.line == hit.line for e in evidence):
+            continue
+        shapes.add(shape)
+        evidence.append(Evidence(hit.line, hit.text, sig.id))
+        real = _exception_line(hit)
+        if real and all(e.line != real[0] for e in evidence):
+            evidence.append(Evidence(real[0], real[1], sig.id + "#exception"))
+            name, _, message = real[1].partition(":")
+            facts.setdefault("exception", name.rsplit(".", 1)[-1].strip())
+            if message.strip():
+                facts.setdefault("message", message.strip()[:200])
+    # one failure prints several texts (the worker's ERROR line, then the main process's
+    # RuntimeError); the count is how often the deciding text repeats (ranks, workers, epochs)
+    top_id = cand.top()[1].id
+    failures = len({h.line for h, s, _ in cand.hits if s.id == top_id})
+    if pids:
+        facts["pids"] = ", ".join(pids[:16])
+    return tuple(evidence[:MAX_EVIDENCE]), max(failures, 1), facts
+
+
+def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tuple[list[Diagnosis], dict[str, str]]:
+    """Hits of one source -> ranked diagnoses (most likely first) and the source's facts."""
+    hits = filter_hits(hits, db)
+    facts = collect_facts(hits, db)
+    cands = _build_candidates(hits, db)
+    _absorb(cands)
+    out = []
+    for cand in cands.values():
+        conf = cand.confidence()
+        if conf < min_confidence:
+            continue
+        top_hit, top_sig, _ = cand.top()
+        evidence, count, dfacts = _evidence(cand)
+        merged = {**facts, **dfacts}
+        out.append(Diagnosis(
+            cls=cand.cls, subclass=top_sig.subclass, title=top_sig.title, confidence=conf,
+            evidence=evidence, signatures=tuple(dict.fromkeys(s.id for _, s, _ in cand.hits)),
+            facts=merged, count=count,
+            canonical=any(sig.canonical for _, sig, _ in cand.hits + cand.absorbed)))
+    out.sort(key=lambda d: (-d.confidence, d.evidence[0].line if d.evidence else 0))
+    return out, facts
+
+
+SILENCE_ID = "E.hang.progress-silence"
+
+
+def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Diagnosis]:
+    """Weigh a measured silence into the diagnoses of one source (see the rules above)."""
+    if silence is None or any(d.cls != "E" and d.confidence > 0 for d in diagnoses):
+        return diagnoses
+    diagnoses = [d for d in diagnoses if d.cls == "E"]  # weightless support of another class goes
+    cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
+             Evidence(silence.end_line, silence.end_text, SILENCE_ID))
+    note = silence.describe()
+    if not diagnoses:
+        return [Diagnosis(cls="E", subclass="hang", title="Progress stopped: a long silence after regular "
+                          "progress lines (a stalled loader is the usual cause)", confidence=silence.weight,
+                          evidence=cited, signatures=(SILENCE_ID,), facts=silence.facts(), notes=(note,))]
+    out = []
+    for d in diagnoses:
+        have = {e.line for e in d.evidence}
+        evidence = d.evidence[:1] + tuple(e for e in cited if e.line not in have) + d.evidence[1:]
+        conf = min(0.99, 1.0 - (1.0 - d.confidence) * (1.0 - silence.weight))
+        out.append(dataclasses.replace(d, confidence=conf, evidence=evidence[:MAX_EVIDENCE],
+                                       signatures=d.signatures + (SILENCE_ID,),
+                                       facts={**d.facts, **silence.facts()}, notes=d.notes + (note,)))
+    return out

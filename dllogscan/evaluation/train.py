@@ -1,0 +1,138 @@
+"""Train the text classifier on the corpus, calibrate it, choose its thresholds; export it.
+
+Training on a set of items (the whole corpus for the shipped model, a training fold in the
+evaluation) is nested, so nothing is tuned on data it is then judged by:
+
+1. the vectorizers are fitted on the training texts plus the lexicon (signature examples and
+   symptom texts);
+2. the training items are cross-validated among themselves (threads by repository, written items
+   by scenario; the lexicon is always trained on) to get out-of-fold logits;
+3. the calibration (temperature + biases) and the per-class thresholds are fitted on those;
+4. the linear model is fitted on all of the training set.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from .. import api
+from ..pipeline import runner as pipeline
+from .corpus import Item, corpus_hash, folds_of, load_items
+from ..classify.digest import digest_text
+from ..classify.labels import label_of
+from ..classify.model import SHIPPED, TextModel, export, fit, fit_linear
+
+SYMPTOMS = SHIPPED.parent / "symptoms.toml"
+INNER_FOLDS = 4
+MAX_FALSE_ALARMS = 0.04  # the budget the thresholds aim at, under the 5 % gate
+
+
+@lru_cache(maxsize=4096)
+def _text_of(path: Path, mtime_ns: int) -> str:
+    scanner = pipeline.get_scanner()
+    out, _ = pipeline.scan_source(api.as_source(path, None, None), scanner)
+    return digest_text(out) if out is not None else ""
+
+
+def item_text(item: Item) -> str:
+    """The text the classifier sees for a corpus item: the same digest as at scan time."""
+    return _text_of(item.path, item.path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _signature_class(path: Path, mtime_ns: int) -> str:
+    result = pipeline.run(api.as_source(path, None, None), pipeline.get_scanner(), classifier="off")
+    return result.diagnoses[0].cls if result.diagnoses else "none"
+
+
+def signature_class(item: Item) -> str:
+    """What signatures alone say of an item (``none`` when they find nothing)."""
+    return _signature_class(item.path, item.path.stat().st_mtime_ns)
+
+
+def signature_examples() -> tuple[list[str], list[str]]:
+    """The database's own example lines, labelled by their entry's class: real error texts of
+    every PyTorch version, which the corpus alone would not cover."""
+    texts, labels = [], []
+    for sig in pipeline.get_scanner().db.signatures:
+        if sig.role in ("failure", "cause") and sig.cls in ("A", "B", "C", "D", "E"):
+            texts += list(sig.examples)
+            labels += [label_of(sig.cls, sig.subclass)] * len(sig.examples)
+    return texts, labels
+
+
+def symptom_texts() -> tuple[list[str], list[str]]:
+    """The team's short symptom descriptions (``dllogscan/data/symptoms.toml``)."""
+    with SYMPTOMS.open("rb") as fh:
+        doc = tomllib.load(fh)
+    texts, labels = [], []
+    for entry in doc["symptom"]:
+        texts += entry["texts"]
+        labels += [entry["label"]] * len(entry["texts"])
+    return texts, labels
+
+
+def trainable(items: Sequence[Item]) -> list[Item]:
+    """Items whose label is settled: ambiguous threads are neither trained on nor scored."""
+    return [i for i in items if not i.ambiguous]
+
+
+def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: bool = True,
+                inner_folds: int = INNER_FOLDS) -> TextModel:
+    """Fit on corpus items plus the lexicon; calibrate and choose thresholds out of fold."""
+    import numpy as np
+
+    from ..classify.calibrate import choose_thresholds, class_probs, apply_scaling, fit_scaling
+
+    items = trainable(items)
+    texts = [item_text(i) for i in items]
+    labels = [label_of(i.label, i.subclass) for i in items]
+    extra_texts: list[str] = []
+    extra_labels: list[str] = []
+    if with_lexicon:
+        for t, lab in (signature_examples(), symptom_texts()):
+            extra_texts, extra_labels = extra_texts + t, extra_labels + lab
+    model = fit(texts + extra_texts, labels + extra_labels)
+    if not calibrate:
+        return model
+    features = model.features(texts + extra_texts)
+    n = len(items)
+    folds = folds_of(items, inner_folds)
+    names = model.labels
+    oof = np.zeros((n, len(names)))
+    for f in range(inner_folds):
+        test = [j for j in range(n) if folds[j] == f]
+        if not test:
+            continue
+        train = [j for j in range(n) if folds[j] != f] + list(range(n, n + len(extra_texts)))
+        linear = fit_linear(features[train], [(labels + extra_labels)[j] for j in train])
+        cols = [list(linear.classes_).index(lab) if lab in linear.classes_ else None for lab in names]
+        logits = linear.decision_function(features[test])
+        low = logits.min() - 10.0  # a label absent from this fold's training gets no mass
+        oof[test] = np.stack([logits[:, c] if c is not None else np.full(len(test), low) for c in cols], axis=1)
+    scored = [j for j in range(n) if folds[j] >= 0]
+    y = [names.index(labels[j]) for j in scored]
+    model.temperature, model.bias = fit_scaling(oof[scored], y)
+    probs = apply_scaling(oof[scored], model.temperature, model.bias)
+    truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
+    fixed = [signature_class(items[j]) for j in scored]
+    model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS)
+    return model
+
+
+def train_and_export(root: Path | None = None, out: Path = SHIPPED) -> dict[str, object]:
+    """Fit on the whole corpus; write ``out``; return what was written about it."""
+    import sklearn
+
+    items = load_items(root)
+    model = train_items(items)
+    meta = {
+        "corpus_hash": corpus_hash(items), "items": len(trainable(items)), "sklearn": sklearn.__version__,
+        "trained": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "labels": model.labels, "temperature": model.temperature, "thresholds": model.thresholds,
+    }
+    export(model, out, meta)
+    return meta

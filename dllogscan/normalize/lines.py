@@ -1,0 +1,99 @@
+"""Turn one raw log line into the clean texts that signatures are matched against.
+
+Real input is messy: ANSI colours, ``\\r`` progress bars with an error glued to their end, CRLF,
+markdown quoting, ``[rank3]:`` prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and
+exception reprs with escaped ``\\n`` inside one line. Each raw line yields one or more *views*.
+"""
+from __future__ import annotations
+
+import re
+
+from ..core.printable import strip_log_controls
+
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+QUOTE_RE = re.compile(r"^(?:[ \t]*>)+[ \t]?")
+BOX_LEFT_RE = re.compile(r"^[ \t]*[│┃║|][ \t]?")
+BOX_RIGHT_RE = re.compile(r"[ \t]*[│┃║]$")
+CRI_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] ")
+RANK_RE = re.compile(r"^\[(?:rank|RANK)\s?(?P<rank>\d+)\]:?[ \t]?|^\[default(?P<local>\d+)\]:[ \t]?|^(?P<srun>\d{1,4}): ")
+ESCAPED_NL = "\\n"
+MAX_VIEW_CHARS = 4000
+PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+PREFIX_START_RE = re.compile(rb">|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
+PREFIX_LINE_RE = re.compile(rb"\n(?:>|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
+
+
+def decode(raw: bytes) -> str:
+    """Bytes to text: invalid UTF-8 replaced, NUL and other control bytes dropped, ANSI stripped."""
+    text = raw.decode("utf-8", errors="replace")
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    return text
+
+
+def printable_line(text: str) -> str:
+    """A raw line to show beside the evidence: ANSI sequences, control and bidi characters
+    removed, nothing else changed."""
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    return strip_log_controls(CONTROL_RE.sub("", text))
+
+
+def strip_prefixes(text: str) -> tuple[str, str | None]:
+    """Remove quoting, box drawing, CRI and rank prefixes; return the text and the rank, if any."""
+    rank = None
+    text = CRI_RE.sub("", text, count=1)
+    for _ in range(3):
+        before = text
+        text = QUOTE_RE.sub("", text, count=1)
+        m = RANK_RE.match(text)
+        if m:
+            rank = m.group("rank") or m.group("local") or m.group("srun")
+            text = text[m.end():]
+        if text.lstrip()[:1] in ("│", "┃", "║"):
+            text = BOX_RIGHT_RE.sub("", BOX_LEFT_RE.sub("", text, count=1))
+        if text == before:
+            break
+    return text, rank
+
+
+def views(raw: bytes | str) -> tuple[list[str], str | None]:
+    """All clean texts of one raw line (its ``\\r`` segments and escaped-``\\n`` parts)."""
+    text = decode(raw) if isinstance(raw, bytes) else raw
+    text = text.rstrip("\r\n")
+    rank = None
+    out: list[str] = []
+    for segment in text.split("\r"):
+        segment = strip_log_controls(CONTROL_RE.sub("", segment))
+        if not segment.strip():
+            continue
+        segment, seg_rank = strip_prefixes(segment)
+        rank = rank or seg_rank
+        parts = segment.split(ESCAPED_NL) if ESCAPED_NL in segment else [segment]
+        for part in parts:
+            part = part.strip()
+            if part:
+                out.append(part[:MAX_VIEW_CHARS])
+    return out, rank
+
+
+def clean(raw: bytes | str) -> str:
+    """One display text for a raw line: its views joined by a space."""
+    parts, _ = views(raw)
+    return " ".join(parts)
+
+
+def plain_lines(data: bytes) -> bool:
+    """Whether every line of ``data`` is its own one view, unchanged: printable ASCII and tabs
+    only (no ``\\r``, ANSI or control bytes), no escaped ``\\n``, no blank next to a newline, no
+    line start that ``strip_prefixes`` would remove (a superset of its rules is checked), and no
+    line longer than ``MAX_VIEW_CHARS``. Then each line's view, and two neighbouring lines
+    joined by a space, are substrings of ``data`` with newlines read as spaces."""
+    if data.translate(None, PLAIN_BYTES) or ESCAPED_NL.encode() in data:
+        return False
+    if data[:1] in (b" ", b"\t") or any(pair in data for pair in (b" \n", b"\t\n", b"\n ", b"\n\t")):
+        return False
+    if PREFIX_START_RE.match(data) or PREFIX_LINE_RE.search(data):
+        return False
+    return max(map(len, data.split(b"\n"))) <= MAX_VIEW_CHARS

@@ -1,0 +1,141 @@
+"""Wire the stages for one source: open -> sniff -> scan -> correlate -> advise -> ScanResult."""
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from typing import BinaryIO, Iterable
+
+from ..advise.fixes import advise
+from ..correlate.candidates import correlate, with_silence
+from ..core.errors import SourceError
+from ..core.models import ScanResult
+from ..scan.scanner import Scanner, ScanOutput
+from ..signatures.database import Database, load_database
+from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,
+                               sniff)
+from ..normalize.encoding import Transcoded, text_encoding
+
+DEFAULT_MIN_CONFIDENCE = 0.5
+
+
+@lru_cache(maxsize=8)
+def _cached_db(extra: tuple[str, ...]) -> Database:
+    return load_database(extra)
+
+
+@lru_cache(maxsize=8)
+def _cached_scanner(extra: tuple[str, ...], engine: str) -> Scanner:
+    return Scanner(_cached_db(extra), engine=engine)
+
+
+def get_scanner(signatures: Iterable[str] = (), engine: str = "auto") -> Scanner:
+    """A compiled scanner for the shipped database plus user signature files (cached)."""
+    return _cached_scanner(tuple(str(s) for s in signatures), engine)
+
+
+CLASSIFY_SMALL_INPUT = 256 * 1024
+
+
+def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, str | None]:
+    """Open, sniff and scan one source: its scanner output (None if unreadable) and any error."""
+    try:
+        stream = source.open()
+    except SourceError as exc:
+        return None, str(exc)
+    try:
+        with stream:
+            try:
+                head = stream.read(SNIFF_BYTES)
+                reader: BinaryIO = stream
+                encoding = text_encoding(head)
+                if encoding:  # UTF-16/32: read on as UTF-8
+                    reader = Transcoded(PeekedStream(head, stream), encoding)  # type: ignore[assignment]
+                    head = reader.read(SNIFF_BYTES)
+            except STREAM_ERRORS as exc:
+                return None, f"{source.name}: {describe_read_error(exc)}"
+            reason = sniff(head)
+            if reason:
+                return None, f"{source.name}: {reason}; not scanned"
+            ahead = KeepReadError(reader)
+            document = None
+            if source.as_is:  # already decoded and flattened (an upload to the page)
+                document = source.document
+            elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"<"):  # may be a document
+                from ..sources.documents import flatten_stream  # noqa: PLC0415 - a plain log never needs it
+
+                head, document = flatten_stream(head, ahead)
+            out = scanner.scan(PeekedStream(head, reader, ahead.error))
+            out.document = document
+            if out.read_error:
+                named = out.read_error.startswith(source.name)
+                return out, out.read_error if named else f"{source.name}: {out.read_error}"
+            if getattr(stream, "cut", False):
+                return out, f"{source.name}: input cut at {source.limit} bytes (--max-bytes); scanned what came before"
+            return out, None
+    except SourceError as exc:
+        return None, str(exc)
+
+
+def run(source: Source, scanner: Scanner | None = None,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE, classifier: str = "auto",
+        model=None) -> ScanResult:
+    """Diagnose one source. Read errors become ``ScanResult.error``, never an exception.
+
+    ``classifier``: ``auto`` consults the text classifier when no signature decides and the input
+    is report-sized or had weak hits; ``weak`` only when there are weak hits (a batch of healthy
+    job logs is not read by the classifier); ``on`` always when none decides; ``off`` never. ``model``
+    replaces the shipped classifier (the evaluation passes one trained on its train split)."""
+    scanner = scanner or get_scanner()
+    out, error = scan_source(source, scanner)
+    if out is None:
+        return ScanResult(source=source.name, error=error)
+    weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    if _wants_timing(weak):
+        from ..correlate.cadence import measure
+
+        weak = with_silence(weak, measure(out.end, out.end_line))
+    diagnoses = [d for d in weak if d.confidence >= min_confidence]
+    if classifier != "off" and _wants_classifier(weak, out, classifier):
+        merged = _with_classifier(weak, out, min_confidence, model)
+        if merged is not None:
+            diagnoses = merged
+    diagnoses = [advise(d, scanner.db) for d in diagnoses]
+    return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
+                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
+                      document=out.document)
+
+
+def _wants_timing(diagnoses) -> bool:
+    """Timing (cadence.py) is measured only where it can matter: a hang to weigh, or no verdict
+    (weightless support of another class aside)."""
+    return all(d.cls == "E" or d.confidence == 0 for d in diagnoses)
+
+
+def _wants_classifier(diagnoses, out, mode: str) -> bool:
+    from ..classify.combine import needs_classifier
+
+    if not needs_classifier(diagnoses):
+        return False
+    if mode == "weak":  # batch: only to confirm or veto a weak signature verdict
+        return bool(diagnoses)
+    return mode == "on" or bool(diagnoses) or out.bytes_read <= CLASSIFY_SMALL_INPUT
+
+
+def _with_classifier(diagnoses, out, min_confidence: float, model=None):
+    """Signature diagnoses merged with the classifier's view; None when no model is shipped."""
+    from ..classify import model as text_model
+    from ..classify.combine import combine
+    from ..classify.digest import digest_lines
+
+    model = model or text_model.shipped()
+    if model is None:
+        return None
+    lines = digest_lines(out)
+    if not lines:
+        return [d for d in diagnoses if d.confidence >= min_confidence]
+    pred = model.predict(["\n".join(t for _, t in lines)])[0]
+    return combine(diagnoses, pred, lines, model, min_confidence)
+
+
+def with_source_name(result: ScanResult, name: str) -> ScanResult:
+    return dataclasses.replace(result, source=name)

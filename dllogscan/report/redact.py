@@ -1,0 +1,199 @@
+"""``--redact``: replace credentials, hostnames, user names, IP addresses, job ids and e-mail
+addresses by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``, ``<ip-1>``,
+``<job-1>``, ``<email-1>``) in a copy of the results, before any format renders them. One
+``Redactor`` per output, so the same value gets the same placeholder everywhere in it.
+
+Credentials come first and come from detect-secrets (``credentials.py``). The identifiers are our
+own rules, applied in this order: e-mail; ``user@host:`` prompts and ``git@host:`` remotes; users
+in home, ``/scratch/<u>`` and ``/lustre/.../{home,users,scratch,work}/<u>`` paths and after
+``user=`` / ``USER=`` / ``SLURM_JOB_USER=``; IPv4/IPv6 (not loopback); job ids after a job label
+(``SLURM_JOB_ID=``, ``SLURM_ARRAY_JOB_ID=``, ``job 123``, ``slurm-123.out``); hosts in syslog
+lines, after ``SLURMD_NODENAME=`` / ``SLURM_NODELIST=`` / ``hostname:`` (any name) or after a host
+or node label (a name with a digit), and fully qualified names under common or country-code
+domains. A value learnt from one place (a node fact, a user) is replaced wherever it appears, but
+a number in a pid context (``pid 4242``) stays: a pid equal to a job id is still a pid."""
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import re
+from typing import Any, Sequence
+
+from ..core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
+
+EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+HOME_RE = re.compile(r"(?P<pre>/home/|/Users/|/export/home/|/scratch/|[A-Za-z]:\\Users\\|~|"
+                     r"/lustre/(?:[^/\s]+/){0,4}?(?:home|users?|scratch|work)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
+USER_LABEL_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:user(?:name)?|USER|LOGNAME|SLURM_JOB_USER)\s*[=:]\s*)"
+                           r"(?P<user>[A-Za-z_][A-Za-z0-9._-]{0,31})\b")
+PROMPT_RE = re.compile(r"(?<![\w.@-])(?P<user>[a-z_][a-z0-9_-]{0,31})@(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})"
+                       r"(?=:(?:[~/]|[A-Za-z0-9_][\w.-]*/))")
+SHARED_USERS = ("git", "root")
+IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
+IPV6_RE = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+JOB_RE = re.compile(r"(?i)(?P<pre>(?<![A-Za-z0-9])(?:slurm_array_job_id|slurm_job_id|slurm_jobid|job_?id|job id|jobid|"
+                    r"stepid|job)\b\s*[=:#]?\s*)(?P<job>\d{2,})"
+                    r"|(?P<pre2>\bslurm-)(?P<job2>\d{2,})(?=[._])")
+HOST_CONTEXT_RE = re.compile(
+    r"(?i)(?P<pre>\b(?:host(?:name)?|node(?:name|list)?|nodes|on node|ON)\b\s*[=:]?\s*)"
+    r"(?P<host>(?=[A-Za-z0-9-]*[0-9])[A-Za-z][A-Za-z0-9-]{1,62}(?:\.[A-Za-z0-9-]+)*)")
+HOST_VALUE_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:SLURMD?_(?:NODENAME|NODELIST|JOB_NODELIST|STEP_NODELIST|"
+                           r"SUBMIT_HOST|LAUNCH_NODE_IPADDR)|HOSTNAME|(?i:hostname|host))\s*[=:]\s*)"
+                           r"(?P<host>[A-Za-z0-9][\w.\[\],-]{0,127}[\w\]])")
+SYSLOG_HOST_RE = re.compile(r"^(?P<pre>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) )"
+                            r"(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})(?= )", re.MULTILINE)
+FQDN_RE = re.compile(r"\b(?:[A-Za-z0-9-]+\.)+(?:internal|local|lan|corp|cluster|intra|private|home|"
+                     r"com|net|org|io|ai|dev|cloud|edu)\b|\b(?:[A-Za-z0-9-]+\.){2,}(?P<cc>[a-z]{2})\b(?![.\w/-])")
+NOT_COUNTRY = {"py", "sh", "so", "gz", "xz", "js", "md", "rs", "go", "pl", "rb", "cc", "cu", "hh", "ts", "pt", "th",
+               "h5", "db", "el", "mk", "in", "ko", "o", "a", "ps", "cs", "fs", "vs", "ok", "id"}
+MIN_LEARNT_NUMBER = 4  # a learnt job id this short is replaced only where a job label names it
+PID_BEFORE_RE = re.compile(r"(?i)(?:\bpids?|pid\(s\)|\bprocess|\btask|\btid)\W{0,3}$")
+PUBLIC_DOMAINS = ("github.com", "githubusercontent.com", "pytorch.org", "python.org", "pypi.org",
+                  "stackoverflow.com", "huggingface.co", "nvidia.com", "docker.com", "kubernetes.io",
+                  "gitlab.com", "readthedocs.io", "example.com", "google.com", "microsoft.com")
+FACT_KINDS = {"node": "host", "host": "host", "hostname": "host", "nodelist": "host",
+              "job_id": "job", "jobid": "job", "user": "user", "email": "email", "ip": "ip"}
+
+
+class Redactor:
+    """Stable placeholders for one output: the same value always gets the same ``<kind-N>``."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], str] = {}
+        self.known: dict[str, str] = {}
+        self.memo: dict[str, str] = {}
+
+    def placeholder(self, kind: str, value: str) -> str:
+        key = (kind, value)
+        if key not in self.seen:
+            n = sum(1 for k, _ in self.seen if k == kind) + 1
+            self.seen[key] = f"<{kind}-{n}>"
+            if len(value) >= 3:
+                self.known[value] = self.seen[key]
+                self.memo.clear()  # texts redacted before this value was known
+        return self.seen[key]
+
+    def learn(self, facts: dict[str, str]) -> None:
+        """Facts that name a host or a job (``node``, ``job_id``) are redacted wherever they appear."""
+        for key, value in facts.items():
+            kind = FACT_KINDS.get(key)
+            if kind and value:
+                for part in str(value).split(","):
+                    if part.strip() and not part.strip().startswith("<"):
+                        self.placeholder(kind, part.strip())
+
+    def text(self, s: str | None) -> str | None:
+        if not s:
+            return s
+        if s not in self.memo:
+            self.memo[s] = self._text(s)
+        return self.memo[s]
+
+    def _text(self, s: str) -> str:
+        s = self._secrets(s)
+        s = EMAIL_RE.sub(lambda m: self.placeholder("email", m.group()), s)
+        s = PROMPT_RE.sub(self._prompt, s)
+        s = HOME_RE.sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
+        s = USER_LABEL_RE.sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
+        s = IPV4_RE.sub(lambda m: self._ip(m.group()), s)
+        s = IPV6_RE.sub(lambda m: self._ip(m.group()), s)
+        s = JOB_RE.sub(self._job, s)
+        s = HOST_VALUE_RE.sub(self._host_value, s)
+        s = SYSLOG_HOST_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
+        s = HOST_CONTEXT_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
+        s = FQDN_RE.sub(self._fqdn, s)
+        for value, ph in sorted(self.known.items(), key=lambda kv: -len(kv[0])):
+            if value in s:
+                s = re.sub(rf"(?<![\w<-]){re.escape(value)}(?![\w>-])", lambda m: self._known(m, s, ph), s)
+        return s
+
+    def _secrets(self, s: str) -> str:
+        from .credentials import find
+
+        spans = find(s)
+        for start, end in reversed(spans):
+            s = s[:start] + self.placeholder("secret", s[start:end]) + s[end:]
+        return s
+
+    @staticmethod
+    def _known(m: re.Match, s: str, ph: str) -> str:
+        """A learnt value's placeholder, except a number in a pid context (``pid 4242``)."""
+        if m.group().isdigit() and (len(m.group()) < MIN_LEARNT_NUMBER or PID_BEFORE_RE.search(s, 0, m.start())):
+            return m.group()
+        return ph
+
+    def _prompt(self, m: re.Match) -> str:
+        user = m["user"] if m["user"] in SHARED_USERS else self.placeholder("user", m["user"])
+        return f"{user}@{self.placeholder('host', m['host'])}"
+
+    def _host_value(self, m: re.Match) -> str:
+        if m["host"].startswith("<"):
+            return m.group()
+        return m["pre"] + self.placeholder("host", m["host"])
+
+    def _ip(self, value: str) -> str:
+        try:
+            ip = ipaddress.ip_address(value)
+        except ValueError:
+            return value
+        if ip.is_loopback or ip.is_unspecified or (ip.version == 6 and len(value) < 6):
+            return value
+        return self.placeholder("ip", value)
+
+    def _job(self, m: re.Match) -> str:
+        if m["job"]:
+            return m["pre"] + self.placeholder("job", m["job"])
+        return m["pre2"] + self.placeholder("job", m["job2"])
+
+    def _fqdn(self, m: re.Match) -> str:
+        value = m.group()
+        if value.lower().endswith(PUBLIC_DOMAINS) or "<" in value or (m["cc"] or "") in NOT_COUNTRY:
+            return value
+        return self.placeholder("host", value)
+
+    def facts(self, facts: dict[str, str]) -> dict[str, str]:
+        """Redacted facts; a number under any key but a job's (a pid, a worker count) stays."""
+        return {k: str(v) if str(v).isdigit() and FACT_KINDS.get(k) != "job" else self.text(str(v)) or ""
+                for k, v in facts.items()}
+
+    def fix(self, f: Fix) -> Fix:
+        return dataclasses.replace(f, title=self.text(f.title) or "", why=self.text(f.why) or "",
+                                   commands=tuple(self.text(c) or "" for c in f.commands),
+                                   code=self.text(f.code))
+
+    def diagnosis(self, d: Diagnosis) -> Diagnosis:
+        return dataclasses.replace(
+            d, title=self.text(d.title) or "", facts=self.facts(d.facts),
+            evidence=tuple(Evidence(e.line, self.text(e.text) or "", e.signature) for e in d.evidence),
+            fixes=tuple(self.fix(f) for f in d.fixes), notes=tuple(self.text(n) or "" for n in d.notes))
+
+    def hit(self, h: Hit) -> Hit:
+        lines = lambda pairs: tuple((n, self.text(t) or "") for n, t in pairs)  # noqa: E731
+        return dataclasses.replace(h, text=self.text(h.text) or "", facts=self.facts(h.facts),
+                                   after=lines(h.after), before=lines(h.before))
+
+    def result(self, r: ScanResult) -> ScanResult:
+        self.learn(r.facts)
+        for d in r.diagnoses:
+            self.learn(d.facts)
+        return dataclasses.replace(
+            r, source=self.text(r.source) or r.source, error=self.text(r.error),
+            member=self.text(r.member), facts=self.facts(r.facts),
+            diagnoses=tuple(self.diagnosis(d) for d in r.diagnoses), hits=tuple(self.hit(h) for h in r.hits))
+
+
+def redact_results(results: Sequence[ScanResult]) -> list[ScanResult]:
+    """Redacted copies of ``results``, one placeholder numbering shared by all of them."""
+    redactor = Redactor()
+    return [redactor.result(r) for r in results]
+
+
+def redact_value(value: Any, redactor: Redactor) -> Any:
+    """Redact every string inside a JSON-like value (for texts outside a ScanResult)."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, redactor) for v in value]
+    return value

@@ -1,0 +1,179 @@
+"""Multi-literal prefilter over raw bytes: which byte offsets hold a signature keyword.
+
+Only lines with a keyword are decoded and regex-matched, so the prefilter decides the speed.
+Three engines give the same answer, each searching only the *anchors* (keywords that contain no
+shorter keyword): Hyperscan (extra ``fast``), Aho-Corasick (``ahocorasick-rs``, a dependency with
+wheels for every common platform) and a pure-Python one built on ``bytes.find`` (``probe.py``),
+the fallback where neither extension is installed. ``auto`` takes the first one importable.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+import threading
+from typing import Iterable, Protocol
+
+from ..core.paths import cache_dir
+
+
+def anchors(keywords: Iterable[str]) -> list[bytes]:
+    """The minimal literals whose presence covers every keyword (a line with ``Bus error.``
+    also holds ``Bus error``, so searching the shorter one suffices)."""
+    kws = sorted({k.encode("utf-8") for k in keywords}, key=len)
+    out: list[bytes] = []
+    for kw in kws:
+        if not any(a in kw for a in out):
+            out.append(kw)
+    return out
+
+
+class Prefilter(Protocol):
+    name: str
+
+    def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        """Sorted offsets in ``data`` where an anchor starts at ``start <= offset < end``."""
+
+
+class FindPrefilter:
+    """Pure Python reference: one ``bytes.find`` loop per anchor (the planned ``ProbePrefilter``
+    in ``probe.py`` gives the same positions, faster)."""
+
+    name = "python-find"
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        self.anchors = anchors(keywords)
+        self.longest = max((len(a) for a in self.anchors), default=1)
+
+    def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        found: list[int] = []
+        limit = min(len(data), end + self.longest)
+        for anchor in self.anchors:
+            pos = data.find(anchor, start, limit)
+            while pos != -1 and pos < end:
+                found.append(pos)
+                pos = data.find(anchor, pos + 1, limit)
+        found.sort()
+        return found
+
+
+class AhoCorasickPrefilter:
+    """One Aho-Corasick pass over the anchor set (``ahocorasick-rs``), every occurrence reported,
+    overlapping ones included, as one ``find`` loop per anchor would."""
+
+    name = "ahocorasick"
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        import ahocorasick_rs  # noqa: PLC0415 - imported only when chosen
+
+        self.anchors = anchors(keywords)
+        self.longest = max((len(a) for a in self.anchors), default=1)
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(self.anchors)
+
+    def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        """One pass over ``data[start:end + longest]`` through a memoryview: no copy. Two anchors
+        never start at one offset (neither contains the other), so there are no duplicates."""
+        if end <= start:
+            return []
+        limit = min(len(data), end + self.longest)
+        with memoryview(data) as view:
+            matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
+        stop = end - start
+        found = [start + at for _, at, _ in matches if at < stop]
+        found.sort()
+        return found
+
+
+class HyperscanPrefilter:
+    """Hyperscan block mode over the whole anchor set at once."""
+
+    name = "hyperscan"
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        import hyperscan  # noqa: PLC0415 - optional extra, imported only when chosen
+
+        self.anchors = anchors(keywords)
+        self.longest = max((len(a) for a in self.anchors), default=1)
+        self._lengths = [len(a) for a in self.anchors]
+        self._db = _compiled(hyperscan, self.anchors)
+        self._local = threading.local()  # a Hyperscan scratch may serve one thread at a time
+        self._local.scratch = hyperscan.Scratch(self._db)
+        self._scratch_type = hyperscan.Scratch
+
+    def _scratch(self):
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._scratch_type(self._db)
+        return scratch
+
+    def positions(self, data: bytes, start: int, end: int) -> list[int]:
+        """One scan over ``data[start:end + longest]`` through a memoryview: no copy."""
+        found: list[int] = []
+        limit = min(len(data), end + self.longest)
+        lengths = self._lengths
+        offset = start
+
+        def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            pos = offset + to - lengths[ident]
+            if pos < end:
+                found.append(pos)
+
+        with memoryview(data) as view:
+            self._db.scan(view[start:limit], match_event_handler=on_match, scratch=self._scratch())
+        found.sort()
+        return found
+
+
+def _compile(hyperscan, literals: list[bytes]):
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    exprs = [b"".join(b"\\x%02x" % c for c in lit) for lit in literals]  # literal, escaped byte by byte
+    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[0] * len(exprs))
+    return db
+
+
+def _compiled(hyperscan, literals: list[bytes]):
+    """The block-mode database for ``literals``, from the on-disk cache when it holds it
+    (keyed by the literals and the Hyperscan version); any cache problem just recompiles."""
+    key = hashlib.sha256(b"\0".join(literals) + hyperscan.__version__.encode()).hexdigest()[:24]
+    path = cache_dir() / f"hs-{key}.db"
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.error, TypeError, ValueError):
+        pass
+    db = _compile(hyperscan, literals)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hyperscan.dumpb(db))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return db
+
+
+ENGINES = ("auto", "hyperscan", "ahocorasick", "python")
+MODULES = {"hyperscan": "hyperscan", "ahocorasick": "ahocorasick_rs"}
+
+
+def available(engine: str) -> bool:
+    """Whether ``engine``'s extension module is installed (found, not imported)."""
+    from importlib.util import find_spec  # noqa: PLC0415
+
+    module = MODULES.get(engine)
+    return module is None or find_spec(module) is not None
+
+
+def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
+    """``auto`` takes Hyperscan when importable, else Aho-Corasick, else pure Python (planned
+    probes); naming an engine whose module is missing raises ImportError."""
+    kws = list(keywords)
+    for name, made in (("hyperscan", HyperscanPrefilter), ("ahocorasick", AhoCorasickPrefilter)):
+        if engine in ("auto", name) and kws:
+            try:
+                return made(kws)
+            except ImportError:
+                if engine == name:
+                    raise
+    from .probe import ProbePrefilter  # noqa: PLC0415 - probe imports this module
+
+    return ProbePrefilter(kws)
