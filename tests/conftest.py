@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dllogscan.scan.scanner import Scanner
-from dllogscan.signatures.database import load_database
+from dllogscan.signatures.loader import load_database
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini_signatures.toml"

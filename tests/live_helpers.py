@@ -8,7 +8,7 @@ LIVE = FIXTURES / "live_signatures.toml"
 
 def signature_args() -> list[str]:
     """The shipped database when it has entries; the mini one plus the live additions until then."""
-    from dllogscan.signatures.database import default_dir
+    from dllogscan.signatures.loader import default_dir
 
     try:
         shipped = any(p.name != "fixes.toml" for p in default_dir().glob("*.toml"))

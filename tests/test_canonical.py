@@ -10,7 +10,7 @@ import pytest
 import dllogscan
 from dllogscan.classify.combine import combine
 from dllogscan.core.models import Diagnosis, Evidence
-from dllogscan.signatures.database import load_database
+from dllogscan.signatures.loader import load_database
 
 EXITED = "RuntimeError: DataLoader worker (pid(s) 1010) exited unexpectedly"
 DB = load_database()

@@ -102,7 +102,7 @@ def test_several_failures_are_ranked(mini_scanner):
 def test_oom_killer_alone_counts_only_for_a_python_process():
     from dllogscan.pipeline import runner as pl
     from dllogscan.scan.scanner import Scanner
-    from dllogscan.signatures.database import load_database
+    from dllogscan.signatures.loader import load_database
 
     scanner = Scanner(load_database(), engine="python")
     python = "[ 99.1] Out of memory: Killed process 4242 (python3) total-vm:1kB, anon-rss:2kB\n"

@@ -86,11 +86,11 @@ def test_missing_kubectl_and_unknown_container(tmp_path):
 
 def test_kubectl_plugin_is_the_k8s_command(tmp_path):
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["kubectl-dllogscan"] == "dllogscan.integrations.k8s:plugin_main"
+    assert scripts["kubectl-dllogscan"] == "dllogscan.cli.kubectl:main"
     f = fakes(tmp_path, "k8s-unauthorized")
     import subprocess
     proc = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['kubectl-dllogscan', 'trainer-0', '-n', 'ml']; "
-                           "from dllogscan.integrations.k8s import plugin_main; plugin_main()"],
+                           "from dllogscan.cli.kubectl import main; main()"],
                           capture_output=True, text=True, env=f.env, timeout=120)
     assert proc.returncode == 2 and "Unauthorized" in proc.stderr
     assert f.calls() == [["kubectl", "-n", "ml", "get", "pod", "trainer-0", "-o", "json"]]

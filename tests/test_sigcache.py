@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dllogscan.signatures import database as signatures
+from dllogscan.signatures import database as signatures, loader as sigloader
 from dllogscan.core.errors import SignatureError
-from dllogscan.signatures.database import load_database
+from dllogscan.signatures.loader import load_database
 
 import test_signatures_loader as loader_tests
 
@@ -21,7 +21,8 @@ def compiles(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     calls = []
     real = signatures.compile_pattern
-    monkeypatch.setattr(signatures, "compile_pattern", lambda *a: calls.append(a) or real(*a))
+    for module in (signatures, sigloader):  # the model compiles on use, the loader to validate
+        monkeypatch.setattr(module, "compile_pattern", lambda *a: calls.append(a) or real(*a))
     return calls
 
 

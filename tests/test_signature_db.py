@@ -12,7 +12,8 @@ import time
 import pytest
 
 from dllogscan.scan.scanner import Scanner
-from dllogscan.signatures.database import Database, load_database
+from dllogscan.signatures.database import Database
+from dllogscan.signatures.loader import load_database
 
 DB = load_database()
 FULL = Scanner(DB, engine="python")

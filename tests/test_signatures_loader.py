@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dllogscan.core.errors import SignatureError
-from dllogscan.signatures.database import load_database
+from dllogscan.signatures.loader import load_database
 
 GOOD = '''
 [[signature]]

@@ -2,6 +2,8 @@
 
 ``scan_many(paths)`` returns a pandas DataFrame (one row per source); with ``out=`` the rows
 go to a .parquet / .csv / .jsonl file as they finish and the DataFrame is read back from it.
+
+A way in. May import: the stages (``core`` ... ``report``) and ``pipeline``; not ``cli``.
 """
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ from typing import BinaryIO, Iterator
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..core.models import ScanResult
-from ..signatures.database import Database, load_database
+from ..signatures.database import Database
+from ..signatures.loader import load_database
 from . import layouts
 from .archives import Limits, Member, archive_kind, iter_archive
 from .probe import TapReader, TimedScanner

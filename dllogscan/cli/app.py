@@ -1,11 +1,5 @@
-"""The command line. Thin: each command calls one library function and prints its result.
-
-Exit codes (also in the README):
-  0  nothing found: no DataLoader worker failure in the input
-  1  at least one failure diagnosed
-  2  usage error, or an input that cannot be read at all (one line on stderr)
-  3  nothing found, but part of the input could not be read (cut or corrupt)
-"""
+"""The typer app: ``scan``, ``explain``, ``signatures``, and every module of ``commands/``.
+Thin: each command calls one library function and prints its result. Exit codes: ``output``."""
 from __future__ import annotations
 
 import sys
@@ -15,8 +9,9 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import DllogscanError
-from .fast import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_out, error_line, exit_code, final_code,  # noqa: F401
-                   report_errors, scan_paths, starts_with_scan_option, write, write_text)
+from .options import Classifier, ExitZero, OldEngine, Prefilter
+from .output import (check_out, emit, fail, final_code, report_errors, scan_paths,
+                     starts_with_scan_option)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -24,26 +19,6 @@ app = typer.Typer(
          "Run [bold]dllogscan job.log[/bold] (the same as [bold]dllogscan scan job.log[/bold]).",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
-    """Print one ``Error: ...`` line on stderr and leave with ``code``."""
-    error_line(message)
-    return typer.Exit(code)
-
-
-def emit(results, fmt: str, out: Optional[Path]) -> None:
-    """Write results in ``fmt`` to ``out`` or standard output."""
-    from .. import report
-
-    if fmt not in report.FORMATS:
-        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
-    if fmt == "parquet" and out is None:
-        raise fail("--format parquet needs --out FILE")
-    try:
-        write(results, fmt, out)
-    except DllogscanError as exc:
-        raise fail(str(exc))
 
 
 @app.command(epilog="""[bold]Examples[/bold]
@@ -60,17 +35,19 @@ def scan(
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
-    engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
-    classifier: str = typer.Option("auto", help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off."),
+    prefilter: Prefilter = "auto",
+    classifier: Classifier = "auto",
     redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
-    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are found (errors still exit 2)."),
+    exit_zero: ExitZero = False,
+    engine: OldEngine = None,
 ) -> None:
     """Diagnose DataLoader worker failures in one or more logs."""
     from .. import api
 
-    from .checks import check_scan_options
+    from .checks import check_scan_options, renamed
 
     try:
+        engine = renamed("--engine", "--prefilter", engine, prefilter, "auto")
         check_scan_options(min_confidence, max_bytes)
         check_out(out)
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
@@ -106,7 +83,7 @@ def list_signatures(
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
 ) -> None:
     """List the signature database (and check that it loads: examples included)."""
-    from ..signatures.database import load_database
+    from ..signatures.loader import load_database
 
     try:
         db = load_database([str(s) for s in signatures])

@@ -4,6 +4,7 @@ is a usage error, one ``Error:`` line and exit 2."""
 from __future__ import annotations
 
 import math
+import sys
 
 from ..core.errors import UsageError
 
@@ -26,3 +27,28 @@ def check_scan_options(min_confidence: float, max_bytes: int | None) -> None:
     """Both checks, for the commands that take both options."""
     check_min_confidence(min_confidence)
     check_max_bytes(max_bytes)
+
+
+#: What each old spelling says instead (accepted, hidden, for one release). ``--engine`` names
+#: where ``batch`` runs (local | dask) and nothing else; the matcher is ``--prefilter`` everywhere.
+INSTEAD = {
+    "--engine": "use --prefilter (--engine now names where batch runs)",
+    "--no-no-default-signatures": "leave it out: the shipped signatures are the default",
+}
+
+
+def deprecated(old: str) -> None:
+    """The one line on stderr that says an old spelling was used, and what to write instead."""
+    sys.stderr.write(f"dllogscan: {old} is deprecated and goes in the next release; {INSTEAD[old]}\n")
+
+
+def renamed(old: str, new: str, old_value, new_value, default):
+    """The value of option ``new``, given either as ``new`` or by its old spelling ``old``
+    (``old_value`` is None when the old spelling was not used). Both, with different values, is
+    a usage error."""
+    if old_value is None:
+        return new_value
+    deprecated(old)
+    if new_value != default and new_value != old_value:
+        raise UsageError(f"give {new} only (got {old} {old_value} and {new} {new_value})")
+    return old_value

@@ -1,5 +1,10 @@
-"""What ``dllogscan slurm`` and ``dllogscan k8s`` share with ``scan``: its output options (as
-typer annotations) and its way out (redact, errors on stderr, the format, the exit status)."""
+"""The option vocabulary, one definition per option (as typer annotations), so every command
+spells and explains an option the same way; and the way out that ``slurm`` and ``k8s`` share with
+``scan`` (redact, errors on stderr, the format, the exit status).
+
+``--prefilter`` is the literal matcher in every command; ``--engine`` (with ``--scheduler``) is
+where ``batch`` runs. The old spelling ``--engine`` for the matcher is accepted, hidden, for one
+release: ``OldEngine`` plus ``checks.renamed`` print the deprecation line."""
 from __future__ import annotations
 
 import sys
@@ -15,16 +20,17 @@ Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this 
 Signatures = Annotated[List[Path], typer.Option("--signatures", "-s", help="Extra signature file or folder (repeatable).")]
 MinConfidence = Annotated[float, typer.Option(help="Report only diagnoses at least this sure.")]
 MaxBytes = Annotated[Optional[int], typer.Option(help="Stop reading a log after this many bytes.")]
-Engine = Annotated[str, typer.Option(help="Prefilter engine: auto | hyperscan | python.")]
-Classifier = Annotated[str, typer.Option(help="Text classifier: auto | weak | on | off.")]
-Redact = Annotated[bool, typer.Option("--redact", help="Hide hosts, users, IPs, job ids and e-mails.")]
+Prefilter = Annotated[str, typer.Option("--prefilter", help="Literal prefilter: auto | hyperscan | ahocorasick | python.")]
+OldEngine = Annotated[Optional[str], typer.Option("--engine", hidden=True, help="Deprecated spelling of --prefilter.")]
+Classifier = Annotated[str, typer.Option(help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off.")]
+Redact = Annotated[bool, typer.Option("--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails.")]
 ExitZero = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found (errors still exit 2).")]
 Timeout = Annotated[float, typer.Option(help="Seconds each cluster tool may take.")]
 
 
 def check_format(fmt: str, out: Optional[Path]) -> None:
     """A bad ``--format`` is a usage error, found before any tool runs."""
-    from .app import fail
+    from .output import fail
     from ..report import FORMATS
 
     if fmt not in FORMATS:
@@ -33,10 +39,23 @@ def check_format(fmt: str, out: Optional[Path]) -> None:
         raise fail("--format parquet needs --out FILE")
 
 
+def prefilter_of(prefilter: str, old_engine: Optional[str]) -> str:
+    """``--prefilter``, or its deprecated spelling ``--engine`` (a line on stderr); a usage error
+    when both disagree."""
+    from ..core.errors import DllogscanError
+    from .checks import renamed
+    from .output import fail
+
+    try:
+        return renamed("--engine", "--prefilter", old_engine, prefilter, "auto")
+    except DllogscanError as exc:
+        raise fail(str(exc))
+
+
 def config(signatures: List[Path], engine: str, min_confidence: float, classifier: str):
     """The scan configuration, the signature files loaded (and checked) now."""
     from ..batch.worker import Config, database
-    from .app import fail
+    from .output import fail
     from ..core.errors import DllogscanError
 
     cfg = Config(tuple(str(s) for s in signatures), True, engine, min_confidence, classifier=classifier)
@@ -49,7 +68,7 @@ def config(signatures: List[Path], engine: str, min_confidence: float, classifie
 
 def deliver(result: ScanResult, fmt: str, out: Optional[Path], redact: bool, exit_zero: bool) -> "typer.Exit":
     """Print ``result`` as ``scan`` would and return the exit to raise."""
-    from .fast import final_code, report_errors, write
+    from .output import final_code, report_errors, write
 
     results = [result]
     if redact:

@@ -7,7 +7,8 @@ pipeline and joins them with the batch's cross-file pass (``join.py``). Standard
 - ``tools.py``: run a cluster CLI with a time limit; a missing or refusing tool is a ``ToolError``;
 - ``join.py``: several named texts of one job or pod -> one ``ScanResult`` (cross-file evidence);
 - ``slurm.py`` (+ ``slurm_job.py``, ``epilog.py``): ``dllogscan slurm JOBID`` and the epilog mode;
-- ``k8s.py`` (+ ``pod.py``): ``dllogscan k8s POD`` and the ``kubectl-dllogscan`` plugin;
-- ``github_action.py`` (+ ``github_api.py``): the issue-triage Action's entry point;
-- ``cli_options.py``: the output options and way out that ``slurm`` and ``k8s`` share with ``scan``.
+- ``k8s.py`` (+ ``pod.py``): ``dllogscan k8s POD`` (the ``kubectl-dllogscan`` plugin is ``cli.kubectl``);
+- ``github_action.py`` (+ ``github_api.py``): the issue-triage Action's entry point.
+
+A way in. May import: the stages, ``pipeline`` and the other ways in (``batch``, ``triage``); not ``cli``.
 """

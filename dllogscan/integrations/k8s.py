@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from typing import Sequence
 
 from ..advise.fixes import advise
@@ -82,9 +81,3 @@ def diagnose_pod(name: str, namespace: str | None = None, container: str | None 
     result = dataclasses.replace(result, diagnoses=tuple(with_pod(d, pod, config) for d in result.diagnoses))
     return pod, result
 
-
-def plugin_main() -> None:
-    """``kubectl-dllogscan``: kubectl runs it for ``kubectl dllogscan ARGS`` (= ``dllogscan k8s ARGS``)."""
-    from ..cli.fast import main
-
-    main(["k8s", *sys.argv[1:]])

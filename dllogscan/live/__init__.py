@@ -1,6 +1,8 @@
 """The live side (needs the ``torch`` extra): doctor, the reproduction ladder, the guard.
 
 Nothing here is imported by the plain scan path; each command imports it when it runs.
+
+A way in. May import: the stages and ``pipeline``; not ``cli``.
 """
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ from ..correlate.candidates import correlate, with_silence
 from ..core.errors import SourceError
 from ..core.models import ScanResult
 from ..scan.scanner import Scanner, ScanOutput
-from ..signatures.database import Database, load_database
+from ..signatures.database import Database
+from ..signatures.loader import load_database
 from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,
                                sniff)
 from ..normalize.encoding import Transcoded, text_encoding

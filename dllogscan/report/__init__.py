@@ -1,4 +1,8 @@
-"""Output formats, one module each. ``render(results, fmt)`` returns the text to print."""
+"""Report, the last stage: output formats, one module each (``render(results, fmt)`` returns the
+text to print), and what makes output safe to post: ``redact`` (with ``credentials``).
+
+May import: ``core``, ``advise``.
+"""
 from __future__ import annotations
 
 from typing import Sequence

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 import threading
 from typing import Iterable, Protocol
 

@@ -37,7 +37,7 @@ def _regex_fingerprint() -> bytes:
 
 def key(files: list[tuple[str, bytes]]) -> str:
     h = hashlib.sha256(VERSION + sys.version.encode() + _regex_fingerprint())
-    for module in ("database.py", "cache.py", "schema.py", "probes.py"):
+    for module in ("database.py", "loader.py", "cache.py", "schema.py", "probes.py"):
         h.update(Path(__file__).with_name(module).read_bytes())
     for name, data in files:
         h.update(b"\0%d\0%s\0" % (len(name), name.encode()))

@@ -13,7 +13,8 @@ from dllogscan.signatures import probes as sigprobe
 from dllogscan.core.errors import SignatureError
 from dllogscan.pipeline.runner import get_scanner
 from dllogscan.scan.scanner import Scanner
-from dllogscan.signatures.database import Database, load_database, parse_signature
+from dllogscan.signatures.database import Database
+from dllogscan.signatures.loader import load_database, parse_signature
 from dllogscan.sources.streams import from_bytes
 
 GOOD = '''

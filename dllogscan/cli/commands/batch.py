@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from ..options import Prefilter
+
 EPILOG = """[bold]Examples[/bold]
 
   dllogscan batch /var/log/slurm/ --out results.parquet
@@ -24,14 +26,16 @@ def register(app: typer.Typer) -> None:
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write rows to this .parquet, .csv or .jsonl file as they finish."),
         fmt: str = typer.Option("jsonl", "--format", "-f", help="Without --out: jsonl on standard output (one object per source)."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: all cores)."),
-        engine: str = typer.Option("local", help="local (process pool) | dask"),
+        engine: str = typer.Option("local", help="Where the batch runs: local (process pool) | dask."),
         scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
-        no_default_signatures: bool = typer.Option(False, help="Use only the --signatures files."),
+        no_default_signatures: bool = typer.Option(False, "--no-default-signatures", help="Use only the --signatures files."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
-        prefilter: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
+        prefilter: Prefilter = "auto",
         classifier: str = typer.Option("weak", help="Text classifier: weak (only to weigh weak signature verdicts) | auto | on | off."),
         progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)."),
+        old_defaults: bool = typer.Option(False, "--no-no-default-signatures", hidden=True,
+                                          help="Deprecated: the default (the shipped signatures are used)."),
     ) -> None:
         """Diagnose every log under PATHs (directories, globs, archives); one row per source.
 
@@ -40,10 +44,13 @@ def register(app: typer.Typer) -> None:
         from ...batch import Config
         from ...batch.runner import run_batch
         from ...batch.writers import Writer, format_for
-        from ..app import EXIT_CLEAN, EXIT_FOUND, EXIT_PARTIAL, fail
+        from ..output import EXIT_CLEAN, EXIT_FOUND, EXIT_PARTIAL, fail
         from ...core.errors import DllogscanError
 
-        from ..checks import check_min_confidence
+        from ..checks import check_min_confidence, deprecated
+
+        if old_defaults:
+            deprecated("--no-no-default-signatures")
 
         try:
             check_min_confidence(min_confidence)

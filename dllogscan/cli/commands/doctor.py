@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         import sys
 
         from ...advise.fixes import parse_size
-        from ..app import fail
+        from ..output import fail
         from ...core.errors import DllogscanError
         from ...live import require_torch
 

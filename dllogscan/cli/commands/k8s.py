@@ -6,7 +6,8 @@ from typing import Optional
 
 import typer
 
-from ..options import Classifier, Engine, ExitZero, Format, MinConfidence, Out, Redact, Signatures, Timeout
+from ..options import (Classifier, ExitZero, Format, MinConfidence, OldEngine, Out, Prefilter, Redact, Signatures,
+                       Timeout)
 
 EPILOG = """[bold]Examples[/bold]
 
@@ -24,21 +25,21 @@ def register(app: typer.Typer) -> None:
         container: Optional[str] = typer.Option(None, "--container", "-c", help="The container (default: the pod's default, or the one that ended)."),
         context: Optional[str] = typer.Option(None, "--context", help="The kubeconfig context."),
         fmt: Format = "text", out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
-        engine: Engine = "auto", classifier: Classifier = "auto", redact: Redact = False, exit_zero: ExitZero = False,
-        timeout: Timeout = 30.0,
+        prefilter: Prefilter = "auto", classifier: Classifier = "auto", redact: Redact = False,
+        exit_zero: ExitZero = False, timeout: Timeout = 30.0, engine: OldEngine = None,
     ) -> None:
         """Diagnose a Kubernetes pod: its previous and current logs, joined with how the container
         last ended (OOMKilled, exit 137/135/139), its memory limit and what backs /dev/shm.
 
         Exit status as for scan: 0 nothing found, 1 diagnosed, 2 usage error, kubectl missing or
         refusing, no such pod or no logs at all, 3 nothing found but a log could not be read."""
-        from ..app import fail
+        from ..output import fail
         from ...core.errors import DllogscanError
         from .. import options as cli_options
         from ...integrations.k8s import diagnose_pod
 
         cli_options.check_format(fmt, out)
-        cfg = cli_options.config(signatures, engine, min_confidence, classifier)
+        cfg = cli_options.config(signatures, cli_options.prefilter_of(prefilter, engine), min_confidence, classifier)
         try:
             _, result = diagnose_pod(pod, namespace, container, context, cfg, timeout)
         except DllogscanError as exc:

@@ -6,6 +6,8 @@ from typing import List, Optional
 
 import typer
 
+from ..options import OldEngine, Prefilter
+
 
 def register(app: typer.Typer) -> None:
     @app.command(epilog="""[bold]Examples[/bold]
@@ -21,15 +23,19 @@ def register(app: typer.Typer) -> None:
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
-        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
+        prefilter: Prefilter = "auto",
+        engine: OldEngine = None,
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
-        from ..app import check_out, emit, exit_code, fail, report_errors
+        from ..output import check_out, emit, exit_code, fail, report_errors
         from ...core.errors import DllogscanError
         from ...triage import read_paste
 
         from ..checks import check_scan_options
 
+        from ..options import prefilter_of
+
+        engine = prefilter_of(prefilter, engine)
         try:
             check_scan_options(min_confidence, max_bytes)
             check_out(out)

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from ..options import OldEngine, Prefilter
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report", epilog="""[bold]Examples[/bold]
@@ -20,16 +22,20 @@ def register(app: typer.Typer) -> None:
         redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
-        engine: str = typer.Option("auto", help="Prefilter engine: auto | hyperscan | ahocorasick | python."),
+        prefilter: Prefilter = "auto",
+        engine: OldEngine = None,
     ) -> None:
         """Write an issue body: environment facts, signature ids, evidence and a duplicate key."""
-        from ..app import check_out, exit_code, fail, report_errors, write_text
+        from ..output import check_out, exit_code, fail, report_errors, write_text
         from ...core.errors import DllogscanError
         from ...report.issue_body import to_issue_body
         from ...triage import scan_one
 
         from ..checks import check_max_bytes
 
+        from ..options import prefilter_of
+
+        engine = prefilter_of(prefilter, engine)
         try:
             check_max_bytes(max_bytes)
             check_out(out)

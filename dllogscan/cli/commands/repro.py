@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         import json
         import sys
 
-        from ..app import fail
+        from ..output import fail
         from ...core.errors import DllogscanError
         from ...live import require_torch
 

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
                                              help="Another name the page is reached by (the Host header); repeatable."),
     ) -> None:
         """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
-        from ..app import fail
+        from ..output import fail
         from ...core.errors import DllogscanError
         from ..checks import check_max_bytes
 

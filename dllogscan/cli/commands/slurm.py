@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from ..options import Classifier, Engine, ExitZero, Format, MaxBytes, MinConfidence, Out, Redact, Signatures, Timeout
+from ..options import (Classifier, ExitZero, Format, MaxBytes, MinConfidence, OldEngine, Out, Prefilter, Redact,
+                       Signatures, Timeout)
 
 EPILOG = """[bold]Examples[/bold]
 
@@ -30,8 +31,8 @@ def register(app: typer.Typer) -> None:
         budget: float = typer.Option(30.0, help="Epilog: give up after this many seconds."),
         kernel: str = typer.Option("auto", help="Kernel log of the job's window: auto | journalctl | dmesg | off."),
         fmt: Format = "text", out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
-        max_bytes: MaxBytes = None, engine: Engine = "auto", classifier: Classifier = "auto",
-        redact: Redact = False, exit_zero: ExitZero = False, timeout: Timeout = 30.0,
+        max_bytes: MaxBytes = None, prefilter: Prefilter = "auto", classifier: Classifier = "auto",
+        redact: Redact = False, exit_zero: ExitZero = False, timeout: Timeout = 30.0, engine: OldEngine = None,
     ) -> None:
         """Diagnose a Slurm job: its stdout/stderr (scontrol, or sacct once it finished) and the kernel
         log of its window on this node, joined like batch's cross-file evidence.
@@ -39,7 +40,7 @@ def register(app: typer.Typer) -> None:
         Exit status as for scan: 0 nothing found, 1 diagnosed, 2 usage error or scontrol/sacct
         missing or refusing or no log readable, 3 nothing found but a log could not be read.
         With --epilog: always 0."""
-        from ..app import fail
+        from ..output import fail
         from .. import options as cli_options
         from ...integrations.epilog import WRITES, log, run_epilog
         from ...integrations.slurm import KERNEL_MODES
@@ -50,7 +51,8 @@ def register(app: typer.Typer) -> None:
                 log(f"ignoring unknown --write {bad} / --kernel {kernel!r}")
             from ...batch.worker import Config
 
-            cfg = Config(tuple(str(s) for s in signatures), True, engine, min_confidence, classifier=classifier)
+            cfg = Config(tuple(str(s) for s in signatures), True, engine or prefilter, min_confidence,
+                         classifier=classifier)  # the epilog never fails: an old spelling just counts
             finished = run_epilog(job_id, [w for w in write if w in WRITES] or WRITES, budget, cfg,
                                   kernel if kernel in KERNEL_MODES else "auto")
             sys.stderr.flush()
@@ -64,7 +66,7 @@ def register(app: typer.Typer) -> None:
         if not job_id:
             raise fail("give a job id (dllogscan slurm JOBID)")
         cli_options.check_format(fmt, out)
-        cfg = cli_options.config(signatures, engine, min_confidence, classifier)
+        cfg = cli_options.config(signatures, cli_options.prefilter_of(prefilter, engine), min_confidence, classifier)
         from ...core.errors import DllogscanError
         from ...integrations.slurm import diagnose_job
 

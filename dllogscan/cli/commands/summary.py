@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(15, help="How many signatures to list."),
     ) -> None:
         """Summarize a batch's results: where and when each class of failure happened."""
-        from ..app import fail
+        from ..output import fail
         from ...core.errors import DllogscanError
 
         if fmt not in ("text", "md", "csv"):

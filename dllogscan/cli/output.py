@@ -1,0 +1,133 @@
+"""What every command shares on the way out: the exit codes, the writers, the ``Error:`` line.
+
+Exit codes (also in the README):
+  0  nothing found: no DataLoader worker failure in the input
+  1  at least one failure diagnosed
+  2  usage error, or an input that cannot be read at all (one line on stderr)
+  3  nothing found, but part of the input could not be read (cut or corrupt)
+
+No typer here: the plain scan (``fast``) uses this module before typer is ever imported.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
+EXIT_PIPE = 141  # 128 + SIGPIPE, as for any tool whose reader closed the pipe
+GLOBAL_OPTIONS = ("-h", "--help", "--version", "-V")
+
+
+def exit_code(results) -> int:
+    if any(r.diagnoses for r in results):
+        return EXIT_FOUND
+    if len(results) == 1 and results[0].error and not results[0].lines:
+        return EXIT_ERROR
+    if any(r.error for r in results):
+        return EXIT_PARTIAL
+    return EXIT_CLEAN
+
+
+def check_out(out: Optional[Path]) -> None:
+    """Refuse an ``--out`` that cannot be written (a missing folder, a directory) before any work."""
+    from ..core.errors import UsageError
+
+    if out is None:
+        return
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a directory; name a file")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+
+
+def _writing(out: Path, put) -> None:
+    """Run ``put()``, which writes ``out``; an OSError becomes a UsageError naming the file."""
+    from ..core.errors import UsageError
+
+    try:
+        put()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_text(text: str, out: Optional[Path]) -> None:
+    """``text`` to standard output, or to ``out`` (a write error raises UsageError)."""
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _writing(out, lambda: out.write_text(text, encoding="utf-8"))
+
+
+def write(results, fmt: str, out: Optional[Path]) -> None:
+    """Write results in an already-checked ``fmt`` to ``out`` or standard output."""
+    from .. import report
+
+    if fmt == "parquet":
+        from ..report.table import to_parquet
+        _writing(out, lambda: to_parquet(results, str(out)))  # type: ignore[arg-type]
+        return
+    if fmt == "text" and out is None:
+        from ..report.terminal import print_results
+        print_results(results)
+        return
+    write_text(report.render(results, fmt), out)
+
+
+def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min_confidence: float,
+               max_bytes: Optional[int], classifier: str) -> list:
+    """One ScanResult per path (``-`` is standard input)."""
+    from .. import api
+
+    return [api.scan(p if p == "-" else Path(p), signatures=list(signatures), engine=engine,
+                     min_confidence=min_confidence, max_bytes=max_bytes, classifier=classifier)
+            for p in paths]
+
+
+def error_line(message: object) -> None:
+    """``Error: message`` on stderr, one line, controls in it (a name from the command line)
+    shown as escapes."""
+    from ..core.printable import escape
+
+    sys.stderr.write(f"Error: {escape(str(message))}\n")
+
+
+def report_errors(results) -> None:
+    """Each source's error as one ``Error: ...`` line on stderr."""
+    for r in results:
+        if r.error:
+            error_line(r.error)
+
+
+def final_code(results, exit_zero: bool) -> int:
+    """The exit status; ``--exit-zero`` turns "found" and "partly read" into 0, never an error."""
+    code = exit_code(results)
+    return 0 if exit_zero and code != EXIT_ERROR else code
+
+
+def starts_with_scan_option(args: Sequence[str]) -> bool:
+    """``dllogscan --format json job.log``: options before the path belong to the plain scan."""
+    return bool(args) and args[0].startswith("-") and args[0] != "-" and args[0] not in GLOBAL_OPTIONS
+
+
+def fail(message: str, code: int = EXIT_ERROR):
+    """Print one ``Error: ...`` line on stderr; return the ``typer.Exit(code)`` to raise."""
+    import typer  # noqa: PLC0415 - only the typer commands fail this way
+
+    error_line(message)
+    return typer.Exit(code)
+
+
+def emit(results, fmt: str, out: Optional[Path]) -> None:
+    """Write results in ``fmt`` to ``out`` or standard output (a typer command's way out)."""
+    from ..core.errors import DllogscanError
+    from .. import report
+
+    if fmt not in report.FORMATS:
+        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
+    if fmt == "parquet" and out is None:
+        raise fail("--format parquet needs --out FILE")
+    try:
+        write(results, fmt, out)
+    except DllogscanError as exc:
+        raise fail(str(exc))
