@@ -84,6 +84,23 @@ def test_escaped_newlines_in_one_line_repr(mini_scanner):
     assert (d.cls, d.subclass) == ("B", "getitem") and d.facts["worker_id"] == "2"
 
 
+@pytest.mark.parametrize("title", ["# ", "## ", "### ", "> ## "])
+def test_issue_title_as_a_markdown_heading(mini_scanner, title):
+    """A report pasted with its title as a heading: the canonical text in the title is found."""
+    result = run_text(mini_scanner, title + BUS + "The reporter runs 8 workers in docker.\n")
+    [d] = result.diagnoses
+    assert d.cls == "A" and d.evidence[0].line == 1
+
+
+def test_hash_lines_that_are_not_headings_stay_as_they_are():
+    from dllogscan.normalize import lines
+
+    assert lines.clean("#include <torch/extension.h>") == "#include <torch/extension.h>"
+    assert lines.clean("#!/bin/bash") == "#!/bin/bash"
+    assert lines.clean("# step 10 loss 0.5") == "step 10 loss 0.5"
+    assert not lines.plain_lines(b"step 1\n# a heading\n")  # the fast path knows a heading is not plain
+
+
 def test_message_wrapped_across_two_lines(mini_scanner):
     wrapped = "RuntimeError: DataLoader worker (pid 77) is\nkilled by signal: Bus error. It is possible\n"
     result = run_text(mini_scanner, progress_lines(5) + wrapped)

@@ -1,7 +1,7 @@
 """Turn one raw log line into the clean texts that signatures are matched against.
 
 Real input is messy: ANSI colours, ``\\r`` progress bars with an error glued to their end, CRLF,
-markdown quoting, ``[rank3]:`` prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and
+markdown quoting and headings (an issue's title pasted as ``# RuntimeError: ...``), ``[rank3]:`` prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and
 exception reprs with escaped ``\\n`` inside one line. Each raw line yields one or more *views*.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from ..core.printable import strip_log_controls
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 QUOTE_RE = re.compile(r"^(?:[ \t]*>)+[ \t]?")
+HEADING_RE = re.compile(r"^#{1,6}[ \t]+")  # a markdown heading: ``# title``, never ``#include`` or ``#!``
 BOX_LEFT_RE = re.compile(r"^[ \t]*[│┃║|][ \t]?")
 BOX_RIGHT_RE = re.compile(r"[ \t]*[│┃║]$")
 CRI_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] ")
@@ -20,8 +21,8 @@ RANK_RE = re.compile(r"^\[(?:rank|RANK)\s?(?P<rank>\d+)\]:?[ \t]?|^\[default(?P<
 ESCAPED_NL = "\\n"
 MAX_VIEW_CHARS = 4000
 PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
-PREFIX_START_RE = re.compile(rb">|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
-PREFIX_LINE_RE = re.compile(rb"\n(?:>|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
+PREFIX_START_RE = re.compile(rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
+PREFIX_LINE_RE = re.compile(rb"\n(?:>|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
 
 
 def decode(raw: bytes) -> str:
@@ -41,12 +42,14 @@ def printable_line(text: str) -> str:
 
 
 def strip_prefixes(text: str) -> tuple[str, str | None]:
-    """Remove quoting, box drawing, CRI and rank prefixes; return the text and the rank, if any."""
+    """Remove quoting, markdown headings, box drawing, CRI and rank prefixes; return the text and the
+    rank, if any."""
     rank = None
     text = CRI_RE.sub("", text, count=1)
     for _ in range(3):
         before = text
         text = QUOTE_RE.sub("", text, count=1)
+        text = HEADING_RE.sub("", text, count=1)
         m = RANK_RE.match(text)
         if m:
             rank = m.group("rank") or m.group("local") or m.group("srun")
