@@ -45,7 +45,7 @@ DATA_VERSION = "1"  # bump when the generators change: cached data sets are rege
 MEMORY_LIMIT_MB = 150
 TIME = "/usr/bin/time"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
-PROBE = ("from dllogscan import prefilter as p; print('ahocorasick' if 'ahocorasick' in getattr(p, 'ENGINES', ()) "
+PROBE = ("from dllogscan.scan import prefilter as p; print('ahocorasick' if 'ahocorasick' in getattr(p, 'ENGINES', ()) "
          "and p.available('ahocorasick') else 'python')")
 
 
@@ -189,10 +189,10 @@ def big(size: str, keywords: Path, plain: str) -> list[tuple[str, float, float]]
         raise SystemExit(f"grep failed on {log} (exit {code})")
     rows.append(("`grep -c -F -f`", t, rss))
     for engine in dict.fromkeys((plain, "python", "hyperscan")):
-        t, rss, code = run([sys.executable, "-m", "dllogscan", str(log), "--format", "json", "--engine", engine])
+        t, rss, code = run([sys.executable, "-m", "dllogscan", str(log), "--format", "json", "--prefilter", engine])
         if code not in (0, 1):
-            raise SystemExit(f"dllogscan --engine {engine} failed on {log} (exit {code})")
-        rows.append((f"`dllogscan --engine {engine}`", t, rss))
+            raise SystemExit(f"dllogscan --prefilter {engine} failed on {log} (exit {code})")
+        rows.append((f"`dllogscan --prefilter {engine}`", t, rss))
     return rows
 
 
@@ -243,7 +243,7 @@ def main() -> int:
     OUT.mkdir(exist_ok=True)
     count = max(1, int(10_000 * args.scale))
     keywords = OUT / "keywords.txt"
-    code = "from dllogscan import pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
+    code = "from dllogscan.pipeline import runner as pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
     keywords.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                                        env=ENV).stdout)
     plain = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=ENV).stdout.strip() or "python"

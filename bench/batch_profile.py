@@ -2,7 +2,7 @@
 process (``iter_chunk``, chunks of 128 files, as a pool worker would), then the parent's share
 (the JSONL writer) and the inter-process traffic (pickling the records) timed on the records.
 
-    python bench/batch_profile.py bench/out/batch-v1-mixed-3000x100000/logs --engine python
+    python bench/batch_profile.py bench/out/batch-v1-mixed-3000x100000/logs --prefilter python
 
 Prints a markdown table: per-file stages against scanning proper.
 """
@@ -25,15 +25,15 @@ from dllogscan.batch.writers import Writer  # noqa: E402
 
 STAGES = [  # (label, file suffix, function name): cumulative time of each
     ("one source, all told (`worker.scan_stream`)", "batch/worker.py", "scan_stream"),
-    ("open, sniff, scan (`pipeline.scan_source`)", "pipeline.py", "scan_source"),
-    ("scanning proper (`Scanner.scan_rounds`)", "scanner.py", "scan_rounds"),
+    ("open, sniff, scan (`pipeline.scan_source`)", "pipeline/runner.py", "scan_source"),
+    ("scanning proper (`Scanner.scan_rounds`)", "scan/scanner.py", "scan_rounds"),
     ("  prefilter passes (`positions`)", "", "positions"),
     ("  keyword lines matched (`_match_line`)", "batch/probe.py", "_match_line"),
-    ("  probe re-planning (`probe._plan`)", "probe.py", "_plan"),
-    ("sniff (binary check of the first 8 KB)", "sources.py", "sniff"),
-    ("correlate hits", "correlate.py", "correlate"),
-    ("classifier on weak verdicts (`_with_classifier`, incl. its imports)", "pipeline.py", "_with_classifier"),
-    ("advise (fixes)", "advise.py", "advise"),
+    ("  probe re-planning (`probe._plan`)", "scan/probe.py", "_plan"),
+    ("sniff (binary check of the first 8 KB)", "sources/streams.py", "sniff"),
+    ("correlate hits", "correlate/candidates.py", "correlate"),
+    ("classifier on weak verdicts (`_with_classifier`, incl. its imports)", "pipeline/runner.py", "_with_classifier"),
+    ("advise (fixes)", "advise/fixes.py", "advise"),
     ("layout detection (`layouts.from_content` + `from_name`)", "batch/layouts.py", "from_content"),
     ("  `layouts.from_name`", "batch/layouts.py", "from_name"),
 ]
@@ -47,12 +47,12 @@ def cumulative(stats: pstats.Stats, suffix: str, name: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("directory")
-    ap.add_argument("--engine", default="auto")
+    ap.add_argument("--prefilter", default="auto")
     ap.add_argument("--files", type=int, default=0, help="only the first N files")
     args = ap.parse_args()
     paths = [p for p, _ in walk.expand([args.directory])]
     paths = paths[: args.files] if args.files else paths
-    config = Config(engine=args.engine)
+    config = Config(engine=args.prefilter)
     database(config)
     prof = cProfile.Profile()
     start = time.process_time()
@@ -73,7 +73,7 @@ def main() -> None:
     for rec in records:
         writer.write(rec)
     write = time.perf_counter() - start
-    print(f"{len(paths)} files, engine {args.engine}: {total:.2f} s under the profiler ({cpu:.2f} s CPU), "
+    print(f"{len(paths)} files, prefilter {args.prefilter}: {total:.2f} s under the profiler ({cpu:.2f} s CPU), "
           f"{1000 * total / len(paths):.2f} ms per file\n")
     print("| stage | profiled s | share |\n|---|---:|---:|")
     for label, suffix, name in STAGES:

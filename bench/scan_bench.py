@@ -3,8 +3,8 @@
     python bench/scan_bench.py --size 1G          # writes bench/RESULTS.md
 
 One run measures, each timing repeated ``--repeat`` times (median reported, runs interleaved so
-background load hits every contender alike): grep, dllogscan ``--engine hyperscan`` and
-``--engine python`` on a mostly-clean log; both engines on a log that is one line; and start-up
+background load hits every contender alike): grep, dllogscan ``--prefilter hyperscan`` and
+``--prefilter python`` on a mostly-clean log; both engines on a log that is one line; and start-up
 (``dllogscan`` on a 1 MB log against ``python -c pass``). Peak memory is the child's max RSS
 from ``os.wait4``. It fails (exit 1) when the engines disagree or a memory bound is broken.
 """
@@ -75,8 +75,8 @@ def diagnoses(path: Path) -> list:
 def bench_file(log: Path, repeat: int, with_grep: bool, keywords: Path) -> dict:
     runs: dict[str, list[tuple[float, float]]] = {}
     found: dict[str, list] = {}
-    contenders = {"hyperscan": dllogscan_cmd() + [str(log), "--format", "json", "--engine", "hyperscan"],
-                  "python": dllogscan_cmd() + [str(log), "--format", "json", "--engine", "python"]}
+    contenders = {"hyperscan": dllogscan_cmd() + [str(log), "--format", "json", "--prefilter", "hyperscan"],
+                  "python": dllogscan_cmd() + [str(log), "--format", "json", "--prefilter", "python"]}
     if with_grep:
         contenders = {"grep": ["grep", "-c", "-F", "-f", str(keywords), str(log)], **contenders}
     for _ in range(repeat):
@@ -154,7 +154,7 @@ def main() -> int:
     # Keywords come from a child: a child's max RSS includes its parent's at fork, so this
     # process stays small (no dllogscan import) to keep the peak-memory figures honest.
     keywords = OUT / "keywords.txt"
-    code = "from dllogscan import pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
+    code = "from dllogscan.pipeline import runner as pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
     keywords.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                                        text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout)
     load0 = os.getloadavg()[0]

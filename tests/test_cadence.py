@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import dllogscan
 from dllogscan.correlate.cadence import duration, measure
-from dllogscan.scan.scanner import END_BYTES
+from dllogscan.scan.limits import END_BYTES
 
 T0 = datetime(2026, 11, 30, 2, 0, 0)
 

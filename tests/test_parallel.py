@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from dllogscan.scan import parallel, scanner as scan_mod
+from dllogscan.scan import limits as scan_mod, parallel
 from dllogscan.pipeline import runner as pipeline
 from dllogscan.sources import streams as sources
 from dllogscan.scan.scanner import Scanner

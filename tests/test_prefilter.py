@@ -13,7 +13,7 @@ import pytest
 
 from dllogscan.evaluation import corpus
 from dllogscan.pipeline import runner as pipeline
-from dllogscan.scan import prefilter, scanner as scan_mod
+from dllogscan.scan import limits as scan_mod, prefilter
 from dllogscan.sources import streams as sources
 from dllogscan.scan.scanner import Scanner
 

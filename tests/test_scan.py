@@ -9,7 +9,7 @@ import lzma
 import pytest
 
 from dllogscan.pipeline import runner as pipeline
-from dllogscan.scan import scanner as scan_mod
+from dllogscan.scan import limits as scan_mod
 from dllogscan.sources import streams as sources
 from tests.conftest import progress_lines
 

@@ -7,7 +7,8 @@ import dataclasses
 import io
 from typing import BinaryIO
 
-from ..scan.scanner import ScanOutput, Scanner
+from ..scan.output import ScanOutput
+from ..scan.scanner import Scanner
 from .layouts import parse_time
 
 EDGE = 16 * 1024

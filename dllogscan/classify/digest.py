@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..normalize import lines as normalize
-from ..scan.scanner import ScanOutput
+from ..scan.output import ScanOutput
 
 MAX_DIGEST_LINES = 4000
 #: inputs up to this size are read whole (reports, pastes); longer logs by their telling parts,

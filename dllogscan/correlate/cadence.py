@@ -2,7 +2,7 @@
 the last one (steps every 2 s, then 3 h 50 min of nothing before Slurm's time-limit kill).
 
 Fed from the scan without reading the file again: the scanner keeps the raw end of its input
-(``ScanOutput.end``, at most ``scanner.END_BYTES``), and only that is measured, once, when the
+(``ScanOutput.end``, at most ``scan.limits.END_BYTES``), and only that is measured, once, when the
 verdict needs it (no strong diagnosis, or a hang to weigh). Only the timestamps of progress lines
 and of the lines after the last one are kept.
 

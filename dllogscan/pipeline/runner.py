@@ -9,7 +9,8 @@ from ..advise.fixes import advise
 from ..correlate.candidates import correlate, with_silence
 from ..core.errors import SourceError
 from ..core.models import ScanResult
-from ..scan.scanner import Scanner, ScanOutput
+from ..scan.scanner import Scanner
+from ..scan.output import ScanOutput
 from ..signatures.database import Database
 from ..signatures.loader import load_database
 from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,

@@ -18,10 +18,14 @@ import dataclasses
 import io
 import os
 import threading
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from . import scanner as sc
+from . import limits
+from .output import RoundState, ScanOutput
 from ..sources.streams import LimitedReader, PeekedStream
+
+if TYPE_CHECKING:
+    from .scanner import Scanner
 
 MIN_BYTES = 256 << 20
 ENV = "DLLOGSCAN_JOBS"
@@ -65,12 +69,12 @@ def plain_file(stream: BinaryIO) -> tuple[int, int] | None:
     return raw.fileno(), st.st_size
 
 
-def try_parallel(scanner: "sc.Scanner", stream: BinaryIO, min_bytes: int | None = None,
-                 n_jobs: int | None = None) -> "sc.ScanOutput | None":
+def try_parallel(scanner: "Scanner", stream: BinaryIO, min_bytes: int | None = None,
+                 n_jobs: int | None = None) -> "ScanOutput | None":
     """The split scan of ``stream``, or None when it does not apply (the caller scans it)."""
     n = n_jobs or jobs()
     found = plain_file(stream)
-    if n < 2 or found is None or not _single_threaded() or sc.CHUNK <= sc.MAX_LINE + sc.LOOKAHEAD:
+    if n < 2 or found is None or not _single_threaded() or limits.CHUNK <= limits.MAX_LINE + limits.LOOKAHEAD:
         return None
     fd, size = found
     if size < (MIN_BYTES if min_bytes is None else min_bytes):
@@ -79,7 +83,7 @@ def try_parallel(scanner: "sc.Scanner", stream: BinaryIO, min_bytes: int | None 
 
     if multiprocessing.current_process().daemon:
         return None
-    full_rounds = size // sc.CHUNK
+    full_rounds = size // limits.CHUNK
     n = min(n, full_rounds)
     if n < 2:
         return None
@@ -106,24 +110,24 @@ def _reader(fd: int, offset: int):
     return read
 
 
-def _work(scanner: "sc.Scanner", fd: int, k0: int, k1: int | None) -> tuple[sc.ScanOutput, int, int]:
+def _work(scanner: "Scanner", fd: int, k0: int, k1: int | None) -> tuple[ScanOutput, int, int]:
     """Scan rounds ``[k0, k1)`` (to the end when ``k1`` is None): the output with lines numbered
     from this worker's data start, and the line numbers it gives the bytes at ``k0*CHUNK`` and
     ``k1*CHUNK``."""
-    out = sc.ScanOutput()
-    st = sc.RoundState(keep_prefix=False)
+    out = ScanOutput()
+    st = RoundState(keep_prefix=False)
     dry = 0
     if k0 >= 1:
         dry = 1
         if k0 >= 2:  # rebuild the state round k0-1 starts from
-            proc_end = (k0 - 1) * sc.CHUNK - sc.LOOKAHEAD
-            keep = max(0, proc_end - sc.LOOKBEHIND)
+            proc_end = (k0 - 1) * limits.CHUNK - limits.LOOKAHEAD
+            keep = max(0, proc_end - limits.LOOKBEHIND)
             back = os.pread(fd, proc_end - keep, keep)
             nl = back.find(b"\n")
             keep = keep + nl + 1 if nl != -1 else keep
-            st.carry = os.pread(fd, (k0 - 1) * sc.CHUNK - keep, keep)
+            st.carry = os.pread(fd, (k0 - 1) * limits.CHUNK - keep, keep)
             st.search_from, st.data_offset = proc_end - keep, keep
-    read = _reader(fd, max(0, k0 - 1) * sc.CHUNK)
+    read = _reader(fd, max(0, k0 - 1) * limits.CHUNK)
     rounds = None if k1 is None else k1 - k0 + dry
     if dry:  # the dry round's data ends at k0*CHUNK: its line count places the worker's start
         scanner.scan_rounds(read, out, st, rounds=1, dry=1)
@@ -138,7 +142,7 @@ def _shift(pairs, by: int):
     return tuple((n + by, t) for n, t in pairs)
 
 
-def _run(scanner: "sc.Scanner", fd: int, size: int, bounds: list) -> "sc.ScanOutput":
+def _run(scanner: "Scanner", fd: int, size: int, bounds: list) -> ScanOutput:
     import multiprocessing  # noqa: PLC0415
 
     ctx = multiprocessing.get_context("fork")
@@ -175,9 +179,9 @@ def _child(conn, scanner, fd: int, k0: int, k1: int | None) -> None:
     conn.close()
 
 
-def _merge(parts: list, fd: int, size: int) -> "sc.ScanOutput":
+def _merge(parts: list, fd: int, size: int) -> ScanOutput:
     """One ScanOutput as the single pass gives it: lines shifted, hits capped per signature."""
-    out = sc.ScanOutput(bytes_read=size, prefix=os.pread(fd, sc.KEEP_PREFIX, 0))
+    out = ScanOutput(bytes_read=size, prefix=os.pread(fd, limits.KEEP_PREFIX, 0))
     line_at_start = 1  # absolute line number of the current worker's first byte
     seen: dict[str, int] = {}
     for part, line_k0, line_k1 in parts:
@@ -186,7 +190,7 @@ def _merge(parts: list, fd: int, size: int) -> "sc.ScanOutput":
         shift = line_at_start - line_k0
         for hit in part.hits:
             seen[hit.signature] = seen.get(hit.signature, 0) + 1
-            if seen[hit.signature] <= sc.MAX_HITS_PER_SIGNATURE:
+            if seen[hit.signature] <= limits.MAX_HITS_PER_SIGNATURE:
                 out.hits.append(dataclasses.replace(hit, line=hit.line + shift, before=_shift(hit.before, shift),
                                                     after=_shift(hit.after, shift)))
         out.counts.update(part.counts)

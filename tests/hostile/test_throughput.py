@@ -11,7 +11,7 @@ import time
 import pytest
 
 from dllogscan.pipeline import runner as pipeline
-from dllogscan.scan import prefilter, scanner as scan_mod
+from dllogscan.scan import limits as scan_mod, prefilter
 from dllogscan.sources import streams as sources
 
 MIN_MB_PER_S = 10

@@ -1,0 +1,17 @@
+"""The scanner's sizes and caps, in one place. Code reads them as ``limits.NAME`` when it runs,
+so a test can shrink them (``monkeypatch.setattr(limits, "CHUNK", ...)``) for every module at once."""
+
+CHUNK = 4 << 20
+LOOKBEHIND = 64 << 10
+LOOKAHEAD = 256 << 10
+MAX_LINE = 16 << 10
+WINDOW = 2048
+BEFORE_LINES = 20
+TAIL_LINES = 30
+MAX_HITS_PER_SIGNATURE = 200
+MAX_EVIDENCE_CHARS = 600
+KEEP_PREFIX = 1 << 20
+END_BYTES = 256 << 10  # the raw end of the input kept for cadence.py (timing of the last lines)
+MEMO_LINE_BYTES = 1024  # longer lines are not remembered by their bytes
+SCREEN_AFTER = 16  # lines of one signature group before its screen is built
+SCREEN_MIN_POSITIONS = 2000  # keyword hits in one round that make the round screen pay (screen.py)

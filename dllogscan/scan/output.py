@@ -1,0 +1,156 @@
+"""What a scan produces (``ScanOutput``), what one round hands the next (``RoundState``), and the
+line helpers over raw bytes that the scanner and the parallel split share: a keyword's line, the
+clean lines around it, the last lines of the input, the evidence excerpt."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from . import limits, linememo
+from ..core.models import Hit
+from ..normalize import lines as normalize
+
+if TYPE_CHECKING:
+    from .linememo import LineMemo
+
+
+@dataclass
+class ScanOutput:
+    """What the scanner saw in one source."""
+
+    hits: list[Hit] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    lines: int = 0
+    bytes_read: int = 0
+    tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from
+    head_src: bytes | None = field(default=None, repr=False)  # what ``head`` is cleaned from
+    read_error: str | None = None
+    prefix: bytes = b""  # the first limits.KEEP_PREFIX bytes: the whole input when it is small
+    document: str | None = None  # the document kind when the input was flattened (documents/)
+    end: bytes = b""  # the raw last limits.END_BYTES of the input, from a line start (cadence.py reads it)
+    end_line: int = 1  # the line number of end's first line
+    memo: "LineMemo | None" = field(default=None, repr=False, compare=False)  # this round's cleaned lines
+    _tail: list[tuple[int, str]] | None = field(default=None, repr=False)
+    _head: list[tuple[int, str]] | None = field(default=None, repr=False)
+
+    @property
+    def head(self) -> list[tuple[int, str]]:
+        """The first lines (up to 10 non-empty), cleaned on first use: only the classifier reads
+        them, and a batch of healthy logs never does."""
+        if self._head is None:
+            self._head = list(lines_after(self.head_src, 0, 10, 0)) if self.head_src is not None else []
+        return self._head
+
+    @head.setter
+    def head(self, value: list[tuple[int, str]]) -> None:
+        self._head, self.head_src = list(value), None
+
+    def wants_head(self) -> bool:
+        """No head yet: none kept, or the one kept cleans to no line at all (the next round's
+        data is tried then, as it always was)."""
+        return not self.head if self.head_src is not None else not self._head
+
+    def keep_head(self, data: bytes) -> None:
+        """Keep the start of ``data`` to clean the head from when it is asked for."""
+        self._head, self.head_src = None, b"\n" + data[:limits.MAX_LINE * 2]
+
+    @property
+    def tail(self) -> list[tuple[int, str]]:
+        """The last ``TAIL_LINES`` non-empty lines, cleaned on first use (only the classifier
+        reads them: a batch of healthy logs never does)."""
+        if self._tail is None:
+            self._tail = tail_lines(*self.tail_src) if self.tail_src is not None else []
+        return self._tail
+
+    @tail.setter
+    def tail(self, value: list[tuple[int, str]]) -> None:
+        self._tail, self.tail_src = list(value), None
+
+
+def tail_lines(tail_data: bytes, line_at: int, cut: bool) -> list[tuple[int, str]]:
+    """The last ``TAIL_LINES`` non-empty lines of ``tail_data``, the final round's last
+    ``LOOKBEHIND`` bytes (``line_at``: the number of its last line; ``cut``: its first line
+    is a piece, dropped)."""
+    first_line = line_at - tail_data.count(b"\n")
+    lines = tail_data.split(b"\n")
+    if cut:
+        lines, first_line = lines[1:], first_line + 1
+    tail: list[tuple[int, str]] = []
+    for i in range(len(lines) - 1, -1, -1):  # clean only the last limits.TAIL_LINES non-empty lines
+        text = normalize.clean(lines[i])[:limits.MAX_EVIDENCE_CHARS]
+        if text:
+            tail.append((first_line + i, text))
+            if len(tail) == limits.TAIL_LINES:
+                break
+    return tail[::-1]
+
+
+@dataclass
+class RoundState:
+    """What one round of ``Scanner.scan_rounds`` hands the next."""
+
+    carry: bytes = b""        # bytes kept from the previous round: lookbehind + unprocessed lookahead
+    search_from: int = 0      # offset in data where unprocessed bytes start
+    base_line: int = 1        # line number of data[0]
+    data_offset: int = 0      # absolute offset of data[0]
+    done_lines: set[int] = field(default_factory=set)  # absolute line starts matched last round
+    keep_prefix: bool = True  # collect ScanOutput.prefix
+
+
+def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
+    """Start and end of the line holding ``pos``, or a window around it on a huge line."""
+    lo = max(0, pos - limits.MAX_LINE)
+    start = data.rfind(b"\n", lo, pos) + 1
+    if start == 0 and lo > 0:
+        start = max(0, pos - limits.WINDOW)
+    end = data.find(b"\n", pos, pos + limits.MAX_LINE)
+    if end == -1:
+        end = min(len(data), pos + limits.WINDOW) if pos + limits.MAX_LINE < len(data) else len(data)
+    return start, end
+
+def lines_after(data: bytes, end: int, count: int, lineno: int,
+                memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
+    """Up to ``count`` clean non-empty lines after the line ending at ``end`` (``lineno``), numbered."""
+    out = []
+    pos = end + 1
+    clean = memo.clean if memo is not None else linememo.clean_slice
+    for i in range(1, count + 1):
+        if pos >= len(data):
+            break
+        nxt = data.find(b"\n", pos, pos + limits.MAX_LINE)
+        stop = nxt if nxt != -1 else min(len(data), pos + limits.WINDOW)
+        text = clean(data, pos, stop)
+        if text:
+            out.append((lineno + i, text[:limits.MAX_EVIDENCE_CHARS]))
+        if nxt == -1:
+            break
+        pos = nxt + 1
+    return tuple(out)
+
+def lines_before(data: bytes, start: int, count: int, lineno: int,
+                 memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
+    """Up to ``count`` clean non-empty lines before the line starting at ``start`` (``lineno``), numbered."""
+    out = []
+    stop = start - 1
+    clean = memo.clean if memo is not None else linememo.clean_slice
+    for i in range(1, count + 1):
+        if stop < 0:
+            break
+        begin = data.rfind(b"\n", max(0, stop - limits.MAX_LINE), stop) + 1
+        text = clean(data, begin, stop)
+        if text:
+            out.append((lineno - i, text[:limits.MAX_EVIDENCE_CHARS]))
+        if begin == 0:
+            break
+        stop = begin - 1
+    out.reverse()
+    return tuple(out)
+
+
+def excerpt(text: str, match) -> str:
+    """The evidence text: the whole clean line, or a window around the match on a long one."""
+    if len(text) <= limits.MAX_EVIDENCE_CHARS:
+        return text
+    lo = max(0, match.start() - 100)
+    return ("…" if lo else "") + text[lo: lo + limits.MAX_EVIDENCE_CHARS] + "…"
