@@ -16,10 +16,11 @@ import gzip
 import json
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from .model import FORMAT_VERSION, VECTORIZERS, preprocess
+from .model import FORMAT_VERSION, SHIPPED, VECTORIZERS, preprocess
 
 WHITE_SPACES = re.compile(r"\s\s+")
 TOKENS = re.compile(VECTORIZERS["word"]["token_pattern"])
@@ -155,3 +156,11 @@ def load(path: Path) -> LightModel:
     if doc.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path}: classifier format {doc.get('format')} is not {FORMAT_VERSION}")
     return LightModel(doc)
+
+
+@lru_cache(maxsize=2)
+def shipped(path: str = str(SHIPPED)) -> "LightModel | None":
+    """The shipped model for predictions (the same numbers as scikit-learn's, without importing
+    it), or None when it has not been trained yet."""
+    p = Path(path)
+    return load(p) if p.exists() else None

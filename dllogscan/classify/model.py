@@ -11,7 +11,6 @@ import gzip
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -133,13 +132,3 @@ def load(path: Path = SHIPPED) -> TextModel:
     linear.coef_ = np.asarray(doc["coef"])
     linear.intercept_ = np.asarray(doc["intercept"])
     return TextModel(vecs, linear, float(doc["temperature"]), doc["bias"] or None, dict(doc["thresholds"]))
-
-
-@lru_cache(maxsize=2)
-def shipped(path: str = str(SHIPPED)):
-    """The shipped model for predictions (``light.LightModel``: the same numbers without
-    importing scikit-learn), or None when it has not been trained yet."""
-    from .light import load as load_light  # noqa: PLC0415 - light imports this module
-
-    p = Path(path)
-    return load_light(p) if p.exists() else None

@@ -14,10 +14,10 @@ from ..core.errors import SourceError
 
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
-    from ..classify import model as text_model
+    from ..classify import light
     from ..classify.digest import digest_lines
 
-    model = text_model.shipped()
+    model = light.shipped()
     if model is None:
         return ["classifier: no model shipped (run `dllogscan train`)"]
     out, _ = pipeline.scan_source(source, scanner)

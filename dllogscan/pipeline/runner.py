@@ -125,11 +125,11 @@ def _wants_classifier(diagnoses, out, mode: str) -> bool:
 
 def _with_classifier(diagnoses, out, min_confidence: float, model=None):
     """Signature diagnoses merged with the classifier's view; None when no model is shipped."""
-    from ..classify import model as text_model
+    from ..classify import light
     from ..classify.combine import combine
     from ..classify.digest import digest_lines
 
-    model = model or text_model.shipped()
+    model = model or light.shipped()
     if model is None:
         return None
     lines = digest_lines(out)

@@ -1,7 +1,9 @@
-"""Scan: find signature hits in a stream, in rounds, without loading the whole input. The engine
-(``scanner``), the literal prefilters (``prefilter``: Hyperscan, Aho-Corasick, or ``probe`` in pure
-Python; ``anchors``), the per-line screens and memo (``screen``, ``linememo``) and the split of a
-large file over processes (``parallel``).
+"""Scan: find signature hits in a stream, in rounds, without loading the whole input. The
+streaming rounds (``scanner``), one line's matching (``matcher``), what a scan produces and the
+line helpers (``output``), the sizes and caps (``limits``), the literal prefilters (``prefilter``:
+Hyperscan, Aho-Corasick, or ``probe`` in pure Python, all searching the ``anchors``), the per-line
+screens and memo (``screen``, ``linememo``) and the split of a large file over processes
+(``parallel``).
 
 May import: ``core``, ``sources``, ``normalize``, ``signatures``.
 """

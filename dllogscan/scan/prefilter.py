@@ -13,18 +13,8 @@ import os
 import threading
 from typing import Iterable, Protocol
 
+from .anchors import anchors
 from ..core.paths import cache_dir
-
-
-def anchors(keywords: Iterable[str]) -> list[bytes]:
-    """The minimal literals whose presence covers every keyword (a line with ``Bus error.``
-    also holds ``Bus error``, so searching the shorter one suffices)."""
-    kws = sorted({k.encode("utf-8") for k in keywords}, key=len)
-    out: list[bytes] = []
-    for kw in kws:
-        if not any(a in kw for a in out):
-            out.append(kw)
-    return out
 
 
 class Prefilter(Protocol):
@@ -173,6 +163,6 @@ def make_prefilter(keywords: Iterable[str], engine: str = "auto") -> Prefilter:
             except ImportError:
                 if engine == name:
                     raise
-    from .probe import ProbePrefilter  # noqa: PLC0415 - probe imports this module
+    from .probe import ProbePrefilter  # noqa: PLC0415 - only when chosen
 
     return ProbePrefilter(kws)

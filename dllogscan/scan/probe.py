@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Iterable
 
-from .prefilter import anchors
+from .anchors import anchors
 
 PASS_BYTE = 1 / 8e9      # seconds per data byte of one memchr pass
 PASS_FIND = 1 / 1.2e9    # seconds per data byte of one multi-byte find pass
