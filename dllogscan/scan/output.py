@@ -27,7 +27,7 @@ class ScanOutput:
     head_src: bytes | None = field(default=None, repr=False)  # what ``head`` is cleaned from
     read_error: str | None = None
     prefix: bytes = b""  # the first limits.KEEP_PREFIX bytes: the whole input when it is small
-    document: str | None = None  # the document kind when the input was flattened (documents/)
+    document: str | None = None  # the document kind when the input was flattened (sources/documents.py)
     end: bytes = b""  # the raw last limits.END_BYTES of the input, from a line start (cadence.py reads it)
     end_line: int = 1  # the line number of end's first line
     memo: "LineMemo | None" = field(default=None, repr=False, compare=False)  # this round's cleaned lines
