@@ -67,3 +67,15 @@ def test_group_folds_never_split_a_repository_and_are_balanced():
     sizes = [folds.count(f) for f in range(5)]
     assert max(sizes) - min(sizes) <= 20 and min(sizes) > 0
     assert group_fold(items, 5) == group_fold(list(reversed(items)), 5)
+
+
+def test_calibration_scores_the_threads_only_when_there_are_threads():
+    from dllogscan.evaluation.train import calibration_folds
+
+    threads = [_item(f"org/repo{i}") for i in range(10)]
+    written = [_item(f"w{i}", kind="report", label="AB"[i % 2], scenario=f"s{i}") for i in range(12)]
+    folds = calibration_folds(threads + written, 4)
+    assert all(f >= 0 for f in folds[:10]) and folds[10:] == [-1] * 12
+    assert folds[:10] == folds_of(threads + written, 4)[:10]
+    alone = calibration_folds(written, 4)
+    assert alone == folds_of(written, 4) and any(f >= 0 for f in alone)

@@ -120,3 +120,19 @@ def test_a_suspected_subclass_takes_the_classifiers_when_it_is_sure():
     [named] = combine([Diagnosis(**{**bare.__dict__, "subclass": "crash"})], {"B.getitem": 0.95, "none": 0.05},
                       [], FakeModel(), 0.5)
     assert named.subclass == "crash"  # a cause the signature named is never replaced
+
+
+def test_a_text_with_no_error_word_carries_the_marker_in_both_analyzers():
+    """Prose with no failure output ("it freezes at 0 %") is told apart by one marker token;
+    light.py sees the same token (word and char_wb analyzers) as scikit-learn."""
+    from dllogscan.classify import light
+
+    prose = "Training freezes at epoch 3, GPU at 0 %, nothing printed"
+    failing = "RuntimeError: DataLoader worker (pid 12) is killed by signal: Killed."
+    assert text_model.preprocess(prose).endswith(" " + text_model.NO_ERROR_TOKEN)
+    assert text_model.NO_ERROR_TOKEN not in text_model.preprocess(failing)
+    for text in (prose, failing):
+        assert light.word_features(text) == text_model._vectorizer("word").build_analyzer()(text)
+        assert light.char_features(text) == text_model._vectorizer("char").build_analyzer()(text)
+    assert text_model.NO_ERROR_TOKEN in light.word_features(prose)
+    assert text_model.NO_ERROR_TOKEN not in light.word_features(failing)

@@ -16,9 +16,14 @@ from typing import Any, Sequence
 
 from ..core.paths import DATA_DIR
 
-FORMAT_VERSION = 2
+#: 3: the no-error marker (``preprocess``); a model of format 2 was trained without it
+FORMAT_VERSION = 3
 DIGITS = re.compile(r"\d+")
 HEX = re.compile(r"0x[0-9a-f]+")
+#: words of failure output; a text with none of them tells its trouble in prose only (a hang
+#: described, a question), and the marker token says so: the absence is a feature to weigh
+ERROR_WORDS = re.compile(r"traceback|error|exception|killed|signal")
+NO_ERROR_TOKEN = "zznotrace"
 SHIPPED = DATA_DIR / "classifier.json.gz"
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
@@ -28,8 +33,10 @@ VECTORIZERS = {
 
 
 def preprocess(text: str) -> str:
-    """Lower-case; numbers (pids, sizes, line numbers) and hex addresses collapse to one token."""
-    return DIGITS.sub("0", HEX.sub("0x", text.lower()))
+    """Lower-case; numbers (pids, sizes, line numbers) and hex addresses collapse to one token;
+    a text with no error word ends with the ``NO_ERROR_TOKEN`` marker."""
+    text = DIGITS.sub("0", HEX.sub("0x", text.lower()))
+    return text if ERROR_WORDS.search(text) else text + " " + NO_ERROR_TOKEN
 
 
 @dataclass
