@@ -63,6 +63,56 @@ def test_from_content(head, want):
     assert layouts.from_content(head, head, year=2026) == want
 
 
+FILLER = b"Epoch 1:  50%|#####     | 25/50 [00:05<00:05, 5.00it/s, loss=0.5]\n"
+
+
+@pytest.mark.parametrize("head, tail, want", [
+    # a stamp only past the first EDGE_PIECE bytes of the head, and only before the tail's last ones
+    (FILLER * 40 + b"2026-11-30 06:00:00 INFO up\n" + FILLER * 40,
+     b"cut line\n2026-11-30 07:00:00 INFO on\n" + FILLER * 60,
+     {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T07:00:00"}),
+    # a stamp on the line the piece cuts is read whole (from the block), never from its piece
+    (FILLER * 31 + b"ab 2026-11-30 06:00:01 INFO x\n" + FILLER,
+     FILLER + b"2026-11-30 07:00:01 INFO y " + b"z" * 2100 + b"\n" + FILLER,
+     {"first_time": "2026-11-30T06:00:01", "last_time": "2026-11-30T07:00:01"}),
+    # a CR LF split by the piece's edge (head and tail); a tail that is one cut line only
+    (FILLER * 31 + b"a\r\n2026-11-30 06:00:02 INFO\n", FILLER * 5 + b"\r" + (b"\n2026-11-30 07:00:02 x" + b" " * 2048)[:2048],
+     {"first_time": "2026-11-30T06:00:02", "last_time": "2026-11-30T07:00:02"}),
+    (FILLER, b"2026-11-30 07:00:02 " + b"x" * 3000, {"last_time": "2026-11-30T07:00:02"}),
+    # the tail's first line is a piece of a line: its stamp is not the last time
+    (FILLER, b"2026-11-30 07:00:03 cut\n" + FILLER * 60, {}),
+    # the gates and their searches in the tail when the head has none
+    (FILLER * 50, FILLER * 50 + b"SLURM_ARRAY_TASK_ID=6\n[rank 2] x\n*** STEP 9.1 ON gpu4 \n",
+     {"task": "6", "rank": "2", "job": "9", "node": "gpu4", "kind": "slurm"}),
+])
+def test_from_content_long_heads_and_tails(head, tail, want):
+    assert layouts.from_content(head, tail, year=2026) == want
+
+
+def test_no_gate_hides_another():
+    """``_present``'s leftmost-first search reports every gate present: no gate ends with the
+    start of another (or of itself), and one that holds another is listed before it."""
+    gates = layouts.GATES
+    for a in gates:
+        for b in gates:
+            assert not any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))), (a, b)
+            if a != b and b in a:
+                assert gates.index(a) < gates.index(b), (a, b)
+
+
+@pytest.mark.parametrize("searcher", ["ahocorasick", "in"])
+def test_present_gates_are_the_ones_a_plain_search_finds(searcher, monkeypatch):
+    if searcher == "in":
+        monkeypatch.setattr(layouts, "_gate_searcher", lambda: None)
+    elif layouts._gate_searcher() is None:
+        pytest.skip("ahocorasick-rs is not installed")
+    rng = random.Random(4)
+    pieces = [*layouts.GATES, b"SLURM", b"**", b"[ran", b"RANK", b"*", b" ", b"\n", b"x", b"SLURM_ARRA", b"D_", b"=", b"_"]
+    for _ in range(3000):
+        blocks = tuple(b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 2)))
+        assert layouts._present(blocks) == {g for g in layouts.GATES if any(g in b for b in blocks)}, blocks
+
+
 def _tar(members: dict[str, bytes], mode: str = "w:gz") -> io.BytesIO:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode=mode) as tf:

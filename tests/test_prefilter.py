@@ -67,10 +67,14 @@ def test_engines_agree_on_bench_job_logs(shipped_db, engine):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_ahocorasick_reports_every_anchor_offset(shipped_db, seed):
+@pytest.mark.parametrize("dense", [0, prefilter.DENSE_BYTES_PER_MATCH, 10**9], ids=["lines", "default", "window"])
+def test_ahocorasick_reports_every_anchor_offset(shipped_db, monkeypatch, seed, dense):
+    """Every offset, overlapping anchors included, whether the overlapping search runs on the
+    lines of the leftmost matches (``lines``) or on the whole window (``window``)."""
     _needs("ahocorasick")
+    monkeypatch.setattr(prefilter, "DENSE_BYTES_PER_MATCH", dense)
     rng = random.Random(seed)
-    data, _ = _random_log(rng, shipped_db.keywords + ["oom-killoom-kill", "shm_sizeshm-size"])
+    data, _ = _random_log(rng, shipped_db.keywords + ["oom-killoom-kill", "shm_sizeshm-size", "/dev/shm_size", "OOMKilled process", "_get_data_queue.get"])
     reference, engine = prefilter.FindPrefilter(shipped_db.keywords), prefilter.AhoCorasickPrefilter(shipped_db.keywords)
     for _ in range(5):
         start = rng.randrange(len(data))

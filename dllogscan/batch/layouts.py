@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 SLURM_NAME_RE = re.compile(r"slurm-(?P<job>\d+)(?:_(?P<task>\d+))?\.(?:out|err|log)\b")
@@ -30,9 +31,15 @@ ENV_GATE = {"job": (b"SLURM_",), "task": (b"SLURM_ARRAY",), "node": (b"SLURMD_",
 #: earlier match is the one the alternation finds, and neither search crawls the block byte by byte
 RANK_RES = (re.compile(rb"\[rank ?(\d+)\]"), re.compile(rb"RANK=(?<!\wRANK=)(\d+)"))
 STEPD_RE = re.compile(rb"\*\*\* (?:JOB|STEP) (\d+)(?:\.\w+)? ON ([\w.-]+) ")
+STEPD_GATE = b"*** "
+#: every gate, longest first: one that holds another comes before it (see ``_present``)
+GATES = tuple(sorted({g for gates in ENV_GATE.values() for g in gates} | {STEPD_GATE}, key=len, reverse=True))
 JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kernel: ", re.M)
-KERNEL_LINE_RE = re.compile(rb"^(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
-                            rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: )", re.M)
+#: a kernel line's start, spelled from the line break before it (searched in ``b"\n" + block``):
+#: the engine skips from one line break to the next instead of trying ``^`` at every byte; the
+#: forms hold no line break, so each line counts once, as ``^`` with ``re.M`` would
+KERNEL_LINE_RE = re.compile(rb"\n(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
+                            rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: )")
 CRI_LINE_RE = re.compile(rb"^\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] ", re.M)
 TIME_RES = (
     (re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)"), "iso"),
@@ -98,14 +105,17 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     """Metadata in the first and last bytes of a log: Slurm variables, slurmstepd, journal host,
     the kind of log, and the first and last timestamps seen."""
     meta: dict[str, str] = {}
-    both = head + b"\n" + tail
+    # searched as one block ``head + b"\n" + tail`` would be, without making it: no pattern or
+    # gate spans a line break, so the first match is the head's, else the tail's
+    blocks = (head,) if tail == head else (head, tail)
+    present = _present(blocks)
     for key, rx in ENV_RE.items():
-        if not any(gate in both for gate in ENV_GATE[key]):
+        if not any(gate in present for gate in ENV_GATE[key]):
             continue
-        m = _first(both, RANK_RES) if key == "rank" else rx.search(both)
+        m = _in_blocks(blocks, lambda block: _first(block, RANK_RES) if key == "rank" else rx.search(block))
         if m:
             meta[key] = next(g for g in m.groups() if g).decode()
-    m = STEPD_RE.search(both) if b"*** " in both else None
+    m = _in_blocks(blocks, STEPD_RE.search) if STEPD_GATE in present else None
     if m:
         meta.setdefault("job", m.group(1).decode())
         meta.setdefault("node", m.group(2).decode())
@@ -114,15 +124,15 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
         meta["node"] = journal.group(1).decode()
     start = head[:4096]
     # each form of a kernel line starts a line with "[" or holds " kernel: "; a CRI line names its stream
-    if (start[:1] == b"[" or b"\n[" in start or b" kernel: " in start) and len(KERNEL_LINE_RE.findall(start)) >= 2:
+    if (start[:1] == b"[" or b"\n[" in start or b" kernel: " in start) and len(KERNEL_LINE_RE.findall(b"\n" + start)) >= 2:
         meta["kind"] = "kernel"
     elif (b" stdout " in start or b" stderr " in start) and CRI_LINE_RE.search(start):
         meta["kind"] = "pod"
     elif "job" in meta:
         meta["kind"] = "slurm"
     # many progress logs hold no clock at all: one search over the block, not one per line
-    first = _edge_time(head.splitlines(), year) if _may_hold_time(head) else None
-    last = _edge_time(reversed(tail.splitlines()[1:] or tail.splitlines()), year) if _may_hold_time(tail) else None
+    first = _first_time(head, year) if _may_hold_time(head) else None
+    last = _last_time(tail, year) if _may_hold_time(tail) else None
     if first:
         meta["first_time"] = first
     if last:
@@ -151,6 +161,64 @@ def _first(data: bytes, patterns) -> "re.Match[bytes] | None":
         if m and (best is None or m.start() < best.start()):
             best = m
     return best
+
+
+@lru_cache(maxsize=1)
+def _gate_searcher():
+    """A leftmost-first Aho-Corasick search over ``GATES`` (the library's vectorised literal
+    search: one pass instead of one ``in`` per gate), or None where ahocorasick-rs is missing."""
+    try:
+        import ahocorasick_rs  # noqa: PLC0415 - the plain install's prefilter; optional here
+    except ImportError:
+        return None
+    return ahocorasick_rs.BytesAhoCorasick(list(GATES), matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+
+
+def _present(blocks: tuple[bytes, ...]) -> set[bytes]:
+    """The gates found in any of ``blocks``. A leftmost-first search reports every occurrence
+    that overlaps no other: no gate's end is another's start, and where two start at one offset
+    the longer, listed first, is reported and holds the shorter (``tests/test_batch_layouts.py``
+    checks both of ``GATES``)."""
+    searcher = _gate_searcher()
+    if searcher is None:
+        return {gate for gate in GATES if any(gate in block for block in blocks)}
+    found = {GATES[i] for block in blocks for i, _, _ in searcher.find_matches_as_indexes(block)}
+    return found | {gate for gate in GATES for longer in found if gate in longer}
+
+
+def _in_blocks(blocks: tuple[bytes, ...], search) -> "re.Match[bytes] | None":
+    """The first block's match of ``search``, else the next one's."""
+    for block in blocks:
+        m = search(block)
+        if m:
+            return m
+    return None
+
+
+#: the bytes of a head or tail whose whole lines are tried for a timestamp before all of it is
+#: split (a stamp is usually on the first or last lines)
+EDGE_PIECE = 2048
+
+
+def _first_time(head: bytes, year: int | None) -> str | None:
+    """``_edge_time`` over the lines of ``head``: the whole lines of its first ``EDGE_PIECE``
+    bytes first (a prefix's lines but its last are the block's first lines), then all of them."""
+    if len(head) > EDGE_PIECE:
+        stamp = _edge_time(head[:EDGE_PIECE].splitlines()[:-1], year)
+        if stamp:
+            return stamp
+    return _edge_time(head.splitlines(), year)
+
+
+def _last_time(tail: bytes, year: int | None) -> str | None:
+    """``_edge_time`` over the lines of ``tail`` from its end, its first (cut) line left out
+    unless it is the only one: the whole lines of its last ``EDGE_PIECE`` bytes first."""
+    if len(tail) > EDGE_PIECE:
+        stamp = _edge_time(reversed(tail[-EDGE_PIECE:].splitlines()[1:]), year)
+        if stamp:
+            return stamp
+    lines = tail.splitlines()
+    return _edge_time(reversed(lines[1:] or lines), year)
 
 
 def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:

@@ -3,7 +3,6 @@ and stamp each signature hit with the wall-clock time of its raw line (before th
 that holds it is stripped for matching)."""
 from __future__ import annotations
 
-import dataclasses
 import io
 from typing import BinaryIO
 
@@ -51,10 +50,9 @@ class TimedScanner(Scanner):
         super()._match_line(data, start, end, lineno, out)
         if len(out.hits) == before:
             return
-        stamp = parse_time(data[start:min(end, start + 200)].decode("utf-8", "replace"), self.year)
-        for i in range(before, len(out.hits)):
-            hit = out.hits[i]
-            when = stamp or next((parse_time(t, self.year) for _, t in reversed(hit.before)
-                                  if parse_time(t, self.year)), None)
-            if when:
-                out.hits[i] = dataclasses.replace(hit, facts={**hit.facts, "time": when})
+        when = parse_time(data[start:min(end, start + 200)].decode("utf-8", "replace"), self.year)
+        if not when:  # the hits of one line share one tuple of lines before it
+            when = next(filter(None, (parse_time(t, self.year) for _, t in reversed(out.hits[before].before))), None)
+        if when:
+            for hit in out.hits[before:]:
+                hit.facts["time"] = when  # each hit's facts are a dict of its own, made for it

@@ -97,9 +97,7 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
         result = ScanResult(source=label, error=f"{label}: cannot read: {text}")
     if taps:
         meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year))
-    result = ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
-                        bytes_read=result.bytes_read, hits=result.hits, facts=result.facts, member=member)
-    events = _events(result, database(config), meta)
+    events = _events(result, database(config), meta)  # from the hits, which the record leaves out
     return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
                              bytes_read=result.bytes_read, facts=result.facts, member=member), meta, events)
 

@@ -16,6 +16,7 @@ import gzip
 import json
 import math
 import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -92,9 +93,7 @@ class LightModel:
         np = self._np
         row: list[tuple[int, float]] = []
         for analyze, vocabulary, idf, offset in self._blocks:
-            counts: dict[int, int] = {}
-            for index in self._indices(analyze, vocabulary, text):
-                counts[index] = counts.get(index, 0) + 1
+            counts = Counter(self._indices(analyze, vocabulary, text))
             columns = sorted(counts)
             values = np.log(np.asarray([counts[c] for c in columns], dtype=np.float64)) + 1.0
             values = [float(v) * idf[c] for v, c in zip(values, columns)]
@@ -128,9 +127,13 @@ class LightModel:
         np = self._np
         out = []
         for text in texts:
-            scores = np.zeros((1, len(self.labels)), dtype=np.float64)
-            for column, value in self.features(text):
-                scores[0] += value * self._coef_t[column]
+            # each column's products, then summed row after row from zero: ``add.accumulate`` adds
+            # in order, as the column-by-column loop of a CSR product does (not pairwise)
+            row = self.features(text)
+            terms = np.zeros((len(row) + 1, len(self.labels)), dtype=np.float64)
+            if row:
+                terms[1:] = self._coef_t[[c for c, _ in row]] * np.asarray([v for _, v in row], dtype=np.float64)[:, None]
+            scores = np.add.accumulate(terms, axis=0)[-1:]
             scores = (scores + self._intercept) / self.temperature + self._bias
             scores -= np.reshape(np.max(scores, axis=1), (-1, 1))
             np.exp(scores, out=scores)

@@ -72,9 +72,11 @@ def plain_file(stream: BinaryIO) -> tuple[int, int] | None:
 def try_parallel(scanner: "Scanner", stream: BinaryIO, min_bytes: int | None = None,
                  n_jobs: int | None = None) -> "ScanOutput | None":
     """The split scan of ``stream``, or None when it does not apply (the caller scans it)."""
+    found = plain_file(stream)  # first: most streams are not one (a batch's never are)
+    if found is None:
+        return None
     n = n_jobs or jobs()
-    found = plain_file(stream)
-    if n < 2 or found is None or not _single_threaded() or limits.CHUNK <= limits.MAX_LINE + limits.LOOKAHEAD:
+    if n < 2 or not _single_threaded() or limits.CHUNK <= limits.MAX_LINE + limits.LOOKAHEAD:
         return None
     fd, size = found
     if size < (MIN_BYTES if min_bytes is None else min_bytes):

@@ -46,9 +46,21 @@ class FindPrefilter:
         return found
 
 
+#: bytes of window per leftmost match above which one overlapping pass over the whole window is
+#: cheaper than one per line (a line's pass costs a few Python calls, ~1 KB of automaton work)
+DENSE_BYTES_PER_MATCH = 1024
+
+
 class AhoCorasickPrefilter:
-    """One Aho-Corasick pass over the anchor set (``ahocorasick-rs``), every occurrence reported,
-    overlapping ones included, as one ``find`` loop per anchor would."""
+    """Aho-Corasick over the anchor set (``ahocorasick-rs``), every occurrence reported,
+    overlapping ones included, as one ``find`` loop per anchor would.
+
+    The overlapping search walks the automaton byte by byte (~0.7 GB/s); a leftmost-first search
+    runs the library's vectorised literal searcher (~6 GB/s) but skips occurrences that overlap
+    one it reported. Every skipped occurrence overlaps a reported one (the search resumes where
+    a match ends, and the leftmost match from there starts at or before any occurrence after
+    it), so when no anchor holds a newline each one lies in a line that holds a reported match:
+    the fast pass finds those lines, and the overlapping search runs on them alone."""
 
     name = "ahocorasick"
 
@@ -58,18 +70,41 @@ class AhoCorasickPrefilter:
         self.anchors = anchors(keywords)
         self.longest = max((len(a) for a in self.anchors), default=1)
         self._automaton = ahocorasick_rs.BytesAhoCorasick(self.anchors)
+        self._leftmost = (ahocorasick_rs.BytesAhoCorasick(self.anchors, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+                          if self.anchors and not any(b"\n" in a for a in self.anchors) else None)
 
     def positions(self, data: bytes, start: int, end: int) -> list[int]:
-        """One pass over ``data[start:end + longest]`` through a memoryview: no copy. Two anchors
-        never start at one offset (neither contains the other), so there are no duplicates."""
+        """Offsets in ``data[start:end + longest]``, read through a memoryview: no copy. Two
+        anchors never start at one offset (neither contains the other): no duplicates."""
         if end <= start:
             return []
         limit = min(len(data), end + self.longest)
         with memoryview(data) as view:
-            matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
-        stop = end - start
-        found = [start + at for _, at, _ in matches if at < stop]
+            first = self._leftmost.find_matches_as_indexes(view[start:limit]) if self._leftmost else None
+            if first is None or len(first) * DENSE_BYTES_PER_MATCH > limit - start:
+                matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
+                found = [start + at for _, at, _ in matches if at < end - start]
+            else:
+                found = self._in_lines(data, view, start, limit, end, first)
         found.sort()
+        return found
+
+    def _in_lines(self, data: bytes, view: memoryview, start: int, limit: int, end: int,
+                  first: list[tuple[int, int, int]]) -> list[int]:
+        """Every occurrence in the lines (within ``start:limit``) of the leftmost ``first``."""
+        found: list[int] = []
+        line_end = -1
+        for _, at, to in first:
+            if start + at < line_end:
+                continue  # in the line searched last
+            nl = data.rfind(b"\n", start, start + at)
+            line_start = nl + 1 if nl != -1 else start
+            line_end = data.find(b"\n", start + to, limit)
+            if line_end == -1:
+                line_end = limit
+            for _, pos, _ in self._automaton.find_matches_as_indexes(view[line_start:line_end], overlapping=True):
+                if line_start + pos < end:
+                    found.append(line_start + pos)
         return found
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
+from stat import S_ISDIR
 from typing import BinaryIO, Callable
 
 from ..core.errors import SourceError
@@ -142,20 +142,19 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
 
 def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
     """A file on disk, decompressed on the fly when gzip, bzip2 or xz."""
-    p = Path(path)
-    name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``p`` opens it
+    name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``path`` opens it
     try:
-        st = p.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         raise SourceError(f"{name}: no such file") from None
     except OSError as exc:
         raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    if p.is_dir():
+    if S_ISDIR(st.st_mode):  # the stat above, not a second one
         raise SourceError(f"{name}: is a directory (use `dllogscan batch {name}`)")
 
     def opener() -> BinaryIO:
         try:
-            raw = open(p, "rb", buffering=0)
+            raw = open(path, "rb", buffering=0)
         except OSError as exc:
             raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
         return LimitedReader(_opened(raw, name), limit, name)  # type: ignore[return-value]
