@@ -1,9 +1,11 @@
-"""The entry point, and the plain ``dllogscan FILE ...`` run without typer.
+"""The entry point, and the plain ``dllogscan FILE ...`` and ``dllogscan batch PATH ...`` runs
+without typer.
 
-typer 0.29 builds a pydantic ``TypeAdapter`` for every option before it runs a command: about
-0.5 s of a 0.6 s start. A plain scan is parsed here with ``argparse`` instead and runs the same
-body as ``dllogscan scan``; anything else (help, other commands, a bad option or value) returns
-``None`` and goes through typer, which prints its usual help and errors.
+typer builds a pydantic ``TypeAdapter`` for every option before it runs a command (and imports
+pydantic to do it): most of a plain run's start. A plain scan or batch is parsed here with
+``argparse`` instead and runs the same body as the typer command (``output.scan_paths``,
+``batch_run.run``); anything else (help, other commands, a bad option or value, a deprecated
+spelling) returns ``None`` and goes through typer, which prints its usual help and errors.
 """
 from __future__ import annotations
 
@@ -42,18 +44,55 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _batch_parser() -> argparse.ArgumentParser:
+    """``dllogscan batch``'s options as the typer command defines them (``commands/batch.py``);
+    the deprecated spellings are left to typer, which prints their line."""
+    p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan batch")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--out", "-o", type=Path)
+    p.add_argument("--format", "-f", dest="fmt", default="jsonl")
+    p.add_argument("--jobs", "-j", type=int)
+    p.add_argument("--engine", default="local")
+    p.add_argument("--scheduler")
+    p.add_argument("--signatures", "-s", action="append", default=[], type=lambda s: str(Path(s)))
+    p.add_argument("--no-default-signatures", action="store_true")
+    p.add_argument("--min-confidence", type=float, default=0.5)
+    p.add_argument("--prefilter", default="auto")
+    p.add_argument("--classifier", default="weak")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None)
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    return p
+
+
+def _parsed(parser: argparse.ArgumentParser, args: Sequence[str]) -> Optional[argparse.Namespace]:
+    """``args`` parsed, or None for help or anything the parser refuses (typer answers those)."""
+    if any(a in ("-h", "--help") for a in args):
+        return None
+    try:
+        return parser.parse_args(list(args))
+    except _Fallback:
+        return None
+
+
+def try_batch(args: Sequence[str]) -> Optional[int]:
+    """Run ``dllogscan batch ARGS`` without typer and return its exit code, or ``None`` when the
+    arguments are not a plain, valid batch (help, a bad option or value: typer answers those)."""
+    ns = _parsed(_batch_parser(), args)
+    if ns is None:
+        return None
+    from .batch_run import run
+
+    return run(ns.paths, ns.out, ns.fmt, ns.jobs, ns.engine, ns.scheduler, ns.signatures, not ns.no_default_signatures,
+               ns.min_confidence, ns.prefilter, ns.classifier, ns.progress)
+
+
 def try_run(args: Sequence[str]) -> Optional[int]:
     """Run ``args`` (without ``scan``) as a plain scan and return its exit code, or ``None``."""
     from ..core.errors import DllogscanError
     from ..report import FORMATS
 
-    if any(a in ("-h", "--help") for a in args):
-        return None
-    try:
-        ns = _parser().parse_args(list(args))
-    except _Fallback:
-        return None
-    if ns.fmt not in FORMATS or (ns.fmt == "parquet" and ns.out is None):
+    ns = _parsed(_parser(), args)
+    if ns is None or ns.fmt not in FORMATS or (ns.fmt == "parquet" and ns.out is None):
         return None
     from ..pipeline import runner as pipeline
 
@@ -103,6 +142,14 @@ def _main(argv: Optional[Sequence[str]] = None) -> None:
 
         sys.stdout.write(f"dllogscan {__version__}\n")
         sys.exit(0)
+    if args[:1] == ["batch"]:
+        try:
+            code = try_batch(args[1:])
+        except KeyboardInterrupt:
+            sys.stderr.write("Error: interrupted\n")
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
     if args and (args[0] == "scan" or _looks_like_input(args[0]) or starts_with_scan_option(args)):
         try:
             code = try_run(args[1:] if args[0] == "scan" else args)

@@ -1,7 +1,6 @@
 """``dllogscan batch PATH...``: every log under directories, globs and archives, one row each."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -41,37 +40,10 @@ def register(app: typer.Typer) -> None:
 
         Exit status: 0 nothing found, 1 failures found, 2 usage error, 3 nothing found but some
         sources could not be read."""
-        from ...batch import Config
-        from ...batch.runner import run_batch
-        from ...batch.writers import Writer, format_for
-        from ..output import EXIT_CLEAN, EXIT_FOUND, EXIT_PARTIAL, fail
-        from ...core.errors import DllogscanError
-
-        from ..checks import check_min_confidence, deprecated
+        from ..batch_run import run
+        from ..checks import deprecated
 
         if old_defaults:
             deprecated("--no-no-default-signatures")
-
-        try:
-            check_min_confidence(min_confidence)
-            if out is not None:
-                writer = Writer(format_for(out), out)
-            elif fmt == "jsonl":
-                writer = Writer("jsonl", stream=sys.stdout)
-            else:
-                raise fail(f"--format {fmt} needs --out FILE; standard output takes jsonl")
-            config = Config(tuple(str(s) for s in signatures), not no_default_signatures, prefilter, min_confidence,
-                            classifier=classifier)
-            try:
-                stats = run_batch(paths, writer.write, config, engine, jobs, scheduler, progress,
-                                  skip=[str(out)] if out is not None else [])
-            finally:
-                writer.close()
-        except BrokenPipeError:
-            raise
-        except (DllogscanError, ImportError, OSError) as exc:
-            raise fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        if out is not None:
-            sys.stderr.write(f"{stats.sources} sources, {stats.found} with failures, {stats.errors} unreadable "
-                             f"or skipped, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
-        raise typer.Exit(EXIT_FOUND if stats.found else EXIT_PARTIAL if stats.errors else EXIT_CLEAN)
+        raise typer.Exit(run(paths, out, fmt, jobs, engine, scheduler, [str(s) for s in signatures],
+                             not no_default_signatures, min_confidence, prefilter, classifier, progress))
