@@ -73,3 +73,10 @@ def test_scores_arithmetic():
     assert per["A"][:3] == pytest.approx((0.5, 0.5, 0.5)) and per["B"][:3] == (1.0, 1.0, 1.0)
     assert s.macro_f1() == pytest.approx(0.75)
     assert s.false_alarm_rate() == pytest.approx(0.5)
+
+
+def test_module_entry_says_its_usage_instead_of_scoring_a_non_folder(capsys, tmp_path):
+    from dllogscan.evaluation.evaluate import main
+
+    assert main(["--help"]) == 0 and "usage: python -m dllogscan.evaluation" in capsys.readouterr().out
+    assert main([str(tmp_path / "nope")]) == 2 and "usage:" in capsys.readouterr().err

@@ -221,6 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]) or len(args) > 1 or (args and not Path(args[0]).is_dir()):
+        print("usage: python -m dllogscan.evaluation [CORPUS_DIR]   (the same tables as `dllogscan eval`)",
+              file=sys.stderr if args[:1] not in (["-h"], ["--help"]) else sys.stdout)
+        return 0 if args[:1] in (["-h"], ["--help"]) else 2
     results = evaluate(Path(args[0]) if args else None)
     print(format_tables(results))
     print(format_reliability(results))
