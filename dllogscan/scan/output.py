@@ -26,9 +26,9 @@ class ScanOutput:
     tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from
     head_src: bytes | None = field(default=None, repr=False)  # what ``head`` is cleaned from
     read_error: str | None = None
-    prefix: bytes = b""  # the first limits.KEEP_PREFIX bytes: the whole input when it is small
+    prefix: bytes = b""  # the first KEEP_PREFIX bytes (limits.py): the whole input when it is small
     document: str | None = None  # the document kind when the input was flattened (sources/documents.py)
-    end: bytes = b""  # the raw last limits.END_BYTES of the input, from a line start (cadence.py reads it)
+    end: bytes = b""  # the raw last END_BYTES of the input, from a line start (cadence.py reads it)
     end_line: int = 1  # the line number of end's first line
     memo: "LineMemo | None" = field(default=None, repr=False, compare=False)  # this round's cleaned lines
     _tail: list[tuple[int, str]] | None = field(default=None, repr=False)
@@ -77,7 +77,7 @@ def tail_lines(tail_data: bytes, line_at: int, cut: bool) -> list[tuple[int, str
     if cut:
         lines, first_line = lines[1:], first_line + 1
     tail: list[tuple[int, str]] = []
-    for i in range(len(lines) - 1, -1, -1):  # clean only the last limits.TAIL_LINES non-empty lines
+    for i in range(len(lines) - 1, -1, -1):  # clean only the last TAIL_LINES non-empty lines
         text = normalize.clean(lines[i])[:limits.MAX_EVIDENCE_CHARS]
         if text:
             tail.append((first_line + i, text))
