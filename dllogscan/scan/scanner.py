@@ -105,7 +105,7 @@ class Scanner(LineMatcher):
 
     @staticmethod
     def _end(data: bytes, line_at: int, base_line: int) -> tuple[bytes, int]:
-        """The last limits.END_BYTES of the final round's data from a line start, and that line's number
+        """The last END_BYTES of the final round's data from a line start, and that line's number
         (``line_at``: the number of the data's last line; ``base_line``: of its first)."""
         start = max(0, len(data) - limits.END_BYTES)
         if not start:
