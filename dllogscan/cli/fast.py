@@ -4,8 +4,9 @@ without typer.
 typer builds a pydantic ``TypeAdapter`` for every option before it runs a command (and imports
 pydantic to do it): most of a plain run's start. A plain scan or batch is parsed here with
 ``argparse`` instead and runs the same body as the typer command (``output.scan_paths``,
-``batch_run.run``); anything else (help, other commands, a bad option or value, a deprecated
-spelling) returns ``None`` and goes through typer, which prints its usual help and errors.
+``batch_run.run``; the scan's deprecated ``--engine`` is read here too); anything else (help,
+other commands, a bad option or value, batch's deprecated spelling) returns ``None`` and goes
+through typer, which prints its usual help and errors.
 """
 from __future__ import annotations
 
