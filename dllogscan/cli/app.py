@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import DllogscanError
-from .options import Classifier, ExitZero, OldEngine, Prefilter
+from .options import Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
 from .output import (check_out, emit, fail, final_code, report_errors, scan_paths,
                      starts_with_scan_option)
 
@@ -44,10 +44,10 @@ def scan(
     """Diagnose DataLoader worker failures in one or more logs."""
     from .. import api
 
-    from .checks import check_scan_options, renamed
+    from .checks import check_scan_options
 
+    engine = prefilter_of(prefilter, engine)
     try:
-        engine = renamed("--engine", "--prefilter", engine, prefilter, "auto")
         check_scan_options(min_confidence, max_bytes)
         check_out(out)
         api.pipeline.get_scanner([str(s) for s in signatures], engine)

@@ -1,6 +1,7 @@
 """Checks of option values shared by the commands (and the plain scan path): a value that would
 silently report nothing (``--min-confidence nan`` or ``5``) or mean nothing (``--max-bytes -5``)
-is a usage error, one ``Error:`` line and exit 2."""
+is a usage error, one ``Error:`` line and exit 2. And the old spellings of renamed options: read
+them, say so on stderr (no typer here: the plain scan uses this module too)."""
 from __future__ import annotations
 
 import math
