@@ -1,8 +1,9 @@
 """Turn one raw log line into the clean texts that signatures are matched against.
 
 Real input is messy: ANSI colours, ``\\r`` progress bars with an error glued to their end, CRLF,
-markdown quoting and headings (an issue's title pasted as ``# RuntimeError: ...``), ``[rank3]:`` prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and
-exception reprs with escaped ``\\n`` inside one line. Each raw line yields one or more *views*.
+markdown quoting and headings (an issue's title pasted as ``# RuntimeError: ...``), ``[rank3]:``
+prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and exception reprs with escaped
+``\\n`` inside one line. Each raw line yields one or more *views*.
 """
 from __future__ import annotations
 
