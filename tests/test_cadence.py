@@ -134,3 +134,17 @@ def test_a_quiet_stretch_longer_than_the_first_windows_is_measured_whole():
     assert s is not None
     assert (s.last_line, s.quiet_from, s.end_line, s.seconds, s.progress_lines) == (300, 301, 302, 5400.0, 50)
     assert measure(log(60), 1) is None
+
+
+def test_a_silence_verdict_fills_its_fixes_with_the_logs_configuration(tmp_path):
+    """A verdict made by the timing alone (no E signature) still takes the source's facts:
+    YOLOv5's 'Using N dataloader workers' and an argparse dump's batch_size fill the fix code."""
+    log = tmp_path / "train.log"
+    end = "{t:%Y-%m-%d %H:%M:%S} INFO received SIGTERM, shutting down"
+    log.write_text("Using 4 dataloader workers\nNamespace(batch_size=16, lr=0.1)\n"
+                   + progress_log(2000, 2.0, timedelta(hours=3), end))
+    d = dllogscan.scan(log, classifier="off").diagnoses
+    assert [(x.cls, x.signatures) for x in d] == [("E", ("E.hang.progress-silence",))]
+    assert d[0].facts["num_workers"] == "4" and d[0].facts["batch_size"] == "16"
+    codes = "\n".join(f.code or "" for f in d[0].fixes)
+    assert "DataLoader(dataset, batch_size=16, num_workers=4," in codes and "<num_workers>" not in codes

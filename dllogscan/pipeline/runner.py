@@ -101,10 +101,19 @@ def run(source: Source, scanner: Scanner | None = None,
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
             diagnoses = merged
-    diagnoses = [advise(d, scanner.db) for d in diagnoses]
+    diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
                       document=out.document)
+
+
+def _with_config(diagnosis, facts: dict[str, str]):
+    """The source's configuration facts (num_workers, batch_size, ...) under the diagnosis's own:
+    signature verdicts have them from correlate; classifier and silence verdicts take them here,
+    so their fixes are filled in too."""
+    if facts.keys() <= diagnosis.facts.keys():
+        return diagnosis
+    return dataclasses.replace(diagnosis, facts={**facts, **diagnosis.facts})
 
 
 def _wants_timing(diagnoses) -> bool:
