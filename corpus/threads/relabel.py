@@ -1,10 +1,11 @@
 """The second, independent labelling pass over corpus/threads/.
 
-    python3 corpus/threads/relabel.py sheet [--part N/M] > sheet.jsonl   # blind: text + why, no label
-    python3 corpus/threads/relabel.py apply < second.jsonl              # record the second labels
+    python3 corpus/threads/relabel.py sheet [--part N/M] [--new] > sheet.jsonl  # blind: no label
+    python3 corpus/threads/relabel.py apply < second.jsonl                      # record them
 
-A sheet row is {"id", "text", "why"}: what a second labeller reads, without the first label (the
-stem names the label, so the row carries a stable opaque id, sha1 of the stem, instead).
+``--new`` keeps the items no second pass has labelled yet. A sheet row is {"id", "text", "why"}:
+what a second labeller reads, without the first label (the stem names the label, so the row
+carries a stable opaque id, sha1 of the stem, instead).
 A second-label row is {"id", "label", "subclass", "undecidable"} (``undecidable``: the text and
 ``why`` do not decide the class). ``apply`` writes ``labels.second`` and sets ``ambiguous`` when the
 two passes disagree on the class or the second finds the class undecidable; the first pass's own
@@ -25,8 +26,10 @@ def opaque(stem: str) -> str:
     return "t" + hashlib.sha1(stem.encode()).hexdigest()[:10]
 
 
-def sheet(part: str | None) -> None:
+def sheet(part: str | None, new_only: bool = False) -> None:
     metas = sorted(HERE.glob("*.meta.json"))
+    if new_only:
+        metas = [p for p in metas if not json.loads(p.read_text(encoding="utf-8"))["labels"].get("second")]
     if part:
         n, m = (int(x) for x in part.split("/"))
         metas = metas[n - 1::m]
@@ -61,7 +64,8 @@ def apply() -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["sheet"]:
-        sheet(sys.argv[3] if sys.argv[2:3] == ["--part"] else None)
+        args = sys.argv[2:]
+        sheet(args[args.index("--part") + 1] if "--part" in args else None, "--new" in args)
     elif sys.argv[1:2] == ["apply"]:
         sys.exit(apply())
     else:
