@@ -18,6 +18,7 @@ from ..signatures.database import Database
 from .worker import Event, Record
 
 SUSPECTED = "oom-suspected"
+SUSPECTED_ID = "B.oom-suspected."
 PID_LINKED, WINDOW_LINKED, JOB_LINKED = 0.97, 0.85, 0.93
 WINDOW = timedelta(minutes=10)
 PYTHON_RE = re.compile(r"python|pt_data_worker|pt_main_thread|torchrun", re.I)
@@ -25,9 +26,17 @@ DIGITS_RE = re.compile(r"\d+")
 MAX_EVENTS = 200_000
 
 
+def unproven(diag: Diagnosis) -> bool:
+    """A B verdict whose subclass nothing in its own source proves: the bare ``exited
+    unexpectedly`` entry alone, its subclass ``oom-suspected`` or the text classifier's guess
+    (``refine_subclass``). Proof from another source outranks the guess."""
+    return diag.cls == "B" and all(s.startswith(SUSPECTED_ID) or not s.startswith("B.")
+                                   for s in diag.signatures)
+
+
 def pending(record: Record) -> bool:
     """Whether another source could still change this record's verdict."""
-    return any(d.cls == "B" and d.subclass == SUSPECTED for d in record.result.diagnoses)
+    return any(unproven(d) for d in record.result.diagnoses)
 
 
 def _label(record: Record) -> str:
@@ -40,6 +49,11 @@ def _time(text: str | None) -> datetime | None:
         return datetime.fromisoformat(text) if text else None
     except ValueError:
         return None
+
+
+def _guessed_subclass(note: str) -> bool:
+    """refine_subclass's note ("subclass X from the text classifier (p)"), void once proven."""
+    return note.startswith("subclass ") and "from the text classifier" in note
 
 
 class CrossFile:
@@ -92,10 +106,10 @@ class CrossFile:
         return None
 
     def resolve(self, record: Record) -> Record:
-        """The record with each B-oom-suspected diagnosis upgraded where another source proves it."""
+        """The record with each unproven B diagnosis upgraded where another source proves it."""
         diags = list(record.result.diagnoses)
         for i, diag in enumerate(diags):
-            if diag.cls != "B" or diag.subclass != SUSPECTED:
+            if not unproven(diag):
                 continue
             found = self._kernel_match(record, diag) or self._job_match(record)
             if not found:
@@ -109,7 +123,8 @@ class CrossFile:
                 diag, subclass="oom", confidence=max(conf, diag.confidence), evidence=diag.evidence + (cited,),
                 title="Worker killed by the out-of-memory killer (cross-file evidence)",
                 signatures=diag.signatures + (ev.signature,), facts=facts, method="cross-file",
-                notes=diag.notes + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
+                notes=tuple(n for n in diag.notes if not _guessed_subclass(n))
+                + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
             diags[i] = advise(upgraded, self.db)
         diags.sort(key=lambda d: -d.confidence)
         return dataclasses.replace(record, result=dataclasses.replace(record.result, diagnoses=tuple(diags)))
