@@ -44,11 +44,18 @@ BLOCKS = ("word", "char")
 CACHE_FORMAT = b"1"
 #: NumPy's pairwise summation adds blocks of this many values with one accumulator each
 PAIRWISE_BLOCK = 8
+#: ``log(tf) + 1`` of the counts a text's features mostly have, worked out once
+SUBLINEAR_TF = [0.0] + [math.log(n) + 1.0 for n in range(1, 1024)]
 
 
 def word_features(text: str) -> list[str]:
     """``TfidfVectorizer(analyzer="word", ngram_range=(1, 2))`` tokens of ``text``."""
-    tokens = TOKENS.findall(preprocess(text))
+    return word_tokens(preprocess(text))
+
+
+def word_tokens(clean: str) -> list[str]:
+    """``word_features`` of a text already preprocessed."""
+    tokens = TOKENS.findall(clean)
     out = list(tokens)
     for n in range(WORD_N[0] + 1, min(WORD_N[1] + 1, len(tokens) + 1)):
         out += [" ".join(tokens[i: i + n]) for i in range(len(tokens) - n + 1)]
@@ -58,6 +65,11 @@ def word_features(text: str) -> list[str]:
 def char_words(text: str) -> list[str]:
     """The words ``char_wb`` takes its n-grams from."""
     return WHITE_SPACES.sub(" ", preprocess(text)).split()
+
+
+def clean_words(clean: str) -> list[str]:
+    """``char_words`` of a text already preprocessed."""
+    return WHITE_SPACES.sub(" ", clean).split()
 
 
 def word_grams(word: str) -> list[str]:
@@ -118,9 +130,9 @@ class LightModel:
         self.labels: list[str] = list(params["labels"])
         self._blocks = []
         offset = 0
-        for name, analyze in zip(BLOCKS, (word_features, char_features)):
+        for name in BLOCKS:
             idf = params["idf"][name]
-            self._blocks.append((analyze, params["vocabulary"][name], idf, offset))
+            self._blocks.append((name, params["vocabulary"][name], idf, offset))
             offset += len(idf)
         self._coef: list[array] = list(params["coef"])
         self._intercept: list[float] = list(params["intercept"])
@@ -155,10 +167,13 @@ class LightModel:
     def features(self, text: str) -> list[tuple[int, float]]:
         """The text's nonzero tf-idf features as (column, value), in column order."""
         row: list[tuple[int, float]] = []
-        for analyze, vocabulary, idf, offset in self._blocks:
-            counts = Counter(self._indices(analyze, vocabulary, text))
+        clean = preprocess(text)
+        tf = SUBLINEAR_TF
+        for name, vocabulary, idf, offset in self._blocks:
+            counts = Counter(self._indices(name, vocabulary, clean))
             columns = sorted(counts)
-            values = [(math.log(counts[c]) + 1.0) * idf[c] for c in columns]
+            values = [(tf[n] if n < len(tf) else math.log(n) + 1.0) * idf[c]
+                      for c, n in zip(columns, map(counts.__getitem__, columns))]
             norm = 0.0
             for v in values:
                 norm += v * v
@@ -168,16 +183,17 @@ class LightModel:
             row += [(offset + c, v) for c, v in zip(columns, values)]
         return row
 
-    def _indices(self, analyze, vocabulary: dict[str, int], text: str) -> list[int]:
-        """Vocabulary columns of the text's features, with repeats; a word's character n-grams
-        are looked up once per word (log lines repeat their words)."""
-        if analyze is not char_features:
-            return [i for i in map(vocabulary.get, analyze(text)) if i is not None]
+    def _indices(self, block: str, vocabulary: dict[str, int], clean: str) -> list[int]:
+        """Vocabulary columns of the features of ``clean`` (a preprocessed text) in ``block``,
+        with repeats; a word's character n-grams are looked up once per word (log lines repeat
+        their words)."""
+        if block == "word":
+            return [i for i in map(vocabulary.get, word_tokens(clean)) if i is not None]
         cache = self._word_columns
         if len(cache) > WORD_CACHE:
             cache.clear()
         out: list[int] = []
-        for word in char_words(text):
+        for word in clean_words(clean):
             found = cache.get(word)
             if found is None:
                 found = cache[word] = tuple(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
