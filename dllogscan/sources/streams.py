@@ -221,7 +221,8 @@ def sniff(head: bytes) -> str | None:
     if not sample:
         return None
     control = len(sample) - len(sample.translate(None, _TEXT_CONTROL_BYTES))
-    invalid = sample.decode("utf-8", errors="replace")[:-4].count("\ufffd")
+    # ASCII always decodes: no replacement character to count
+    invalid = 0 if sample.isascii() else sample.decode("utf-8", errors="replace")[:-4].count("\ufffd")
     share = (control + invalid) / len(sample)
     if share > 0.30:
         return (f"looks binary ({100 * share:.0f}% control or non-UTF-8 bytes in the first "
