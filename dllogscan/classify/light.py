@@ -139,7 +139,7 @@ class LightModel:
         self.temperature: float = float(params["temperature"])
         self._bias: list[float] = list(params["bias"] or [0.0] * len(self.labels))
         self.thresholds: dict[str, float] = dict(params["thresholds"])
-        self._word_columns: dict[str, tuple[int, ...]] = {}  # a word's char n-grams in the vocabulary
+        self._word_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # a word's char n-gram columns, counted
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "LightModel":
@@ -170,7 +170,7 @@ class LightModel:
         clean = preprocess(text)
         tf = SUBLINEAR_TF
         for name, vocabulary, idf, offset in self._blocks:
-            counts = Counter(self._indices(name, vocabulary, clean))
+            counts = self._counts(name, vocabulary, clean)
             columns = sorted(counts)
             values = [(tf[n] if n < len(tf) else math.log(n) + 1.0) * idf[c]
                       for c, n in zip(columns, map(counts.__getitem__, columns))]
@@ -183,22 +183,25 @@ class LightModel:
             row += [(offset + c, v) for c, v in zip(columns, values)]
         return row
 
-    def _indices(self, block: str, vocabulary: dict[str, int], clean: str) -> list[int]:
-        """Vocabulary columns of the features of ``clean`` (a preprocessed text) in ``block``,
-        with repeats; a word's character n-grams are looked up once per word (log lines repeat
-        their words)."""
+    def _counts(self, block: str, vocabulary: dict[str, int], clean: str) -> dict[int, int]:
+        """How often each vocabulary column of ``block`` occurs in ``clean`` (a preprocessed
+        text). Character n-grams are counted per distinct word, times the word's count: a word's
+        columns are looked up once (log lines repeat their words)."""
         if block == "word":
-            return [i for i in map(vocabulary.get, word_tokens(clean)) if i is not None]
+            return Counter(i for i in map(vocabulary.get, word_tokens(clean)) if i is not None)
         cache = self._word_columns
         if len(cache) > WORD_CACHE:
             cache.clear()
-        out: list[int] = []
-        for word in clean_words(clean):
+        counts: dict[int, int] = {}
+        get = counts.get
+        for word, times in Counter(clean_words(clean)).items():
             found = cache.get(word)
             if found is None:
-                found = cache[word] = tuple(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
-            out += found
-        return out
+                grams = Counter(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
+                found = cache[word] = tuple(grams.items())
+            for column, n in found:
+                counts[column] = get(column, 0) + n * times
+        return counts
 
     def logits(self, text: str) -> list[float]:
         """``decision_function``'s row for ``text``: each class's products summed column after
