@@ -95,3 +95,31 @@ def test_the_command_line_says_a_worker_died_in_one_line(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("Error: a batch worker process (pid ") and len(err.splitlines()) == 1
     assert "killed by signal 9" in err and no_children_left()
+
+
+def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
+    """Ctrl-C reaches the whole process group: the workers ignore it, the gathering process says
+    "interrupted" (exit 130) and ends them; no traceback from anyone."""
+    import subprocess
+    import sys
+    import time
+
+    for i in range(8):
+        (tmp_path / f"{i}.log").write_text("step 1\n")
+    code = (
+        "import sys, time\n"
+        "from dllogscan.batch import engines\n"
+        "def slow(paths, config):\n"
+        "    print('started', flush=True)\n"
+        "    time.sleep(60)\n"
+        "engines.process_chunk = slow\n"
+        "from dllogscan.cli.fast import main\n"
+        "main(['batch', sys.argv[1], '--jobs', '2', '--out', sys.argv[2], '--no-progress'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(tmp_path / "rows.jsonl")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline() == "started\n"
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err == "Error: interrupted\n", err
+    assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""
