@@ -120,7 +120,7 @@ def _file(path: str, config: Config) -> Iterator[Record]:
         return
     kind = archive_kind(path)
     if kind is None:
-        src = sources.from_path(path, limit=config.limits.member_bytes)
+        src = sources.from_path(path, limit=config.limits.member_bytes, st=st)
         yield scan_stream(path, None, src.open, config, st.st_mtime)
         return
     try:

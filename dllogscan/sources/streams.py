@@ -140,11 +140,12 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
     return RatioGuard(inner, buffered, name)  # type: ignore[return-value]
 
 
-def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
-    """A file on disk, decompressed on the fly when gzip, bzip2 or xz."""
+def from_path(path: str | os.PathLike[str], limit: int | None = None, st: os.stat_result | None = None) -> Source:
+    """A file on disk, decompressed on the fly when gzip, bzip2 or xz (``st``: its ``os.stat``
+    when the caller has made it already, as a batch worker has)."""
     name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``path`` opens it
     try:
-        st = os.stat(path)
+        st = st or os.stat(path)
     except FileNotFoundError:
         raise SourceError(f"{name}: no such file") from None
     except OSError as exc:
