@@ -1,17 +1,19 @@
 """A local process pool made of ``os.fork`` and two pipes per worker, where the system can fork.
 
 ``ProcessPoolExecutor`` costs a batch ~15 ms of imports (``concurrent.futures``,
-``multiprocessing``) before its first worker starts, a manager and a feeder thread in the
-gathering process while it runs, and a join of its queues at the end; this pool is the loop
-below. Where ``os.fork`` is missing (Windows), ``engines.py`` keeps ``ProcessPoolExecutor``.
+``multiprocessing``) before its first worker starts, and a 7-15 ms join of its queues and
+workers at the end; this pool is the loop below. Where ``os.fork`` is missing (Windows),
+``engines.py`` keeps ``ProcessPoolExecutor``.
 
 Rules:
 - a message is an 8-byte little-endian length and a pickle: the gathering process sends
   ``(function, argument)``, a worker calls ``function(argument, config)`` and answers
   ``(True, result)``, or ``(False, exception)`` when the call raised (raised again here);
-- each worker has at most ``IN_FLIGHT`` tasks sent and not answered; tasks are written without
-  blocking (a task may be an archive's members, megabytes, while the worker is writing a large
-  answer), answers are read as they come, so neither side waits for the other;
+- each worker has at most ``IN_FLIGHT`` tasks sent and not answered; one thread per worker
+  writes its tasks (a task may be an archive's members, megabytes, which the worker takes only
+  when it is done with the one before: the gathering process reads the archive on meanwhile),
+  the gathering loop reads answers as they come, so neither side waits for the other; the
+  threads start once every worker is forked;
 - a worker that ends without answering (killed, out of memory) stops the batch with one
   ``Error:`` line (``WorkerDied``);
 - workers ignore Ctrl-C (the gathering process ends them and says "interrupted"); they end on
@@ -22,9 +24,11 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import queue
 import select
 import signal
 import struct
+import threading
 from typing import Any, Callable, Iterator
 
 from ..core.errors import DllogscanError
@@ -116,31 +120,32 @@ class _Worker:
                 os._exit(code)
         os.close(task_r)
         os.close(answer_w)
-        os.set_blocking(task_w, False)
         self.pid, self.task_fd, self.answer_fd = pid, task_w, answer_r
-        self.outbox: list[memoryview] = []  # what is still to be written, in order
         self.inbox = bytearray()
         self.in_flight = 0
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()  # messages for the sender, None to end
+        self._sender: threading.Thread | None = None
+
+    def start_sending(self) -> None:
+        """The thread that writes this worker's tasks (started once every worker is forked)."""
+        self._sender = threading.Thread(target=self._send_all, name=f"dllogscan-send-{self.pid}", daemon=True)
+        self._sender.start()
+
+    def _send_all(self) -> None:
+        while True:
+            message = self._outbox.get()
+            if message is None:
+                return
+            try:
+                for data in message:
+                    while data:
+                        data = data[os.write(self.task_fd, data):]
+            except OSError:  # the worker is gone: its answer pipe says so to the gathering loop
+                return
 
     def send(self, task: tuple) -> None:
-        self.outbox += _message(task)
+        self._outbox.put(_message(task))
         self.in_flight += 1
-        self.flush()
-
-    def flush(self) -> None:
-        """Write what the pipe takes now; the rest waits for the next ``select``."""
-        while self.outbox:
-            try:
-                written = os.write(self.task_fd, self.outbox[0])
-            except BlockingIOError:
-                return
-            except BrokenPipeError:  # not the output's reader: a worker that is gone
-                raise self._died() from None
-            if written == len(self.outbox[0]):
-                self.outbox.pop(0)
-            else:
-                self.outbox[0] = self.outbox[0][written:]
-                return
 
     def answers(self) -> list[Any]:
         """Read what has arrived; the whole answers among it, unpickled."""
@@ -172,17 +177,20 @@ class _Worker:
         return WorkerDied(f"a batch worker process (pid {pid}) ended before it finished its task{how}")
 
     def close(self, stop: bool) -> None:
+        if self.pid and stop:
+            try:
+                os.kill(self.pid, signal.SIGTERM)  # also ends a write the sender is blocked in
+            except ProcessLookupError:
+                pass
+        self._outbox.put(None)
+        if self._sender is not None:
+            self._sender.join()
         for fd in (self.task_fd, self.answer_fd):
             try:
                 os.close(fd)
             except OSError:
                 pass
         if self.pid:
-            if stop:
-                try:
-                    os.kill(self.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
@@ -200,6 +208,8 @@ def run(tasks: Iterator[Any], config: Any, jobs: int, is_task: Callable[[Any], b
         for _ in range(jobs):
             inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
             workers.append(_Worker(config, inherited))
+        for w in workers:  # threads only once no more forks follow
+            w.start_sending()
         by_answer = {w.answer_fd: w for w in workers}
         pending = True  # tasks may remain
         while True:
@@ -216,10 +226,7 @@ def run(tasks: Iterator[Any], config: Any, jobs: int, is_task: Callable[[Any], b
             if not busy:
                 finished = True
                 return
-            readable, writable, _ = select.select([w.answer_fd for w in busy],
-                                                  [w.task_fd for w in busy if w.outbox], [])
-            for fd in writable:
-                next(w for w in busy if w.task_fd == fd).flush()
+            readable, _, _ = select.select([w.answer_fd for w in busy], [], [])
             for fd in readable:
                 for ok, value in by_answer[fd].answers():
                     if not ok:
