@@ -1,9 +1,9 @@
 """A local process pool made of ``os.fork`` and two pipes per worker, where the system can fork.
 
 ``ProcessPoolExecutor`` costs a batch ~15 ms of imports (``concurrent.futures``,
-``multiprocessing``) before its first worker starts, and a 7-15 ms join of its queues and
-workers at the end; this pool is the loop below. Where ``os.fork`` is missing (Windows),
-``engines.py`` keeps ``ProcessPoolExecutor``.
+``multiprocessing``) before its first worker starts, and a manager thread in the gathering
+process; this pool is the loop below (its end, 6-11 ms, is the workers' own exit, as there).
+Where ``os.fork`` is missing (Windows), ``engines.py`` keeps ``ProcessPoolExecutor``.
 
 Rules:
 - a message is an 8-byte little-endian length and a pickle: the gathering process sends
