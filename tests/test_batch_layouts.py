@@ -219,3 +219,14 @@ def test_whole_and_cut_gzip_streams_read_as_tarfile_reads_them(inflater, monkeyp
                 error = str(exc)
             assert data.startswith(got)
             assert (got, error) == (data, None) if cut >= len(packed) - 8 else error == "unexpected end of data"
+
+
+def test_name_parts_are_pure_posix_paths_parts():
+    """``from_name`` splits names itself: the same parts as ``PurePosixPath`` gives them."""
+    from pathlib import PurePosixPath
+
+    rng = random.Random(3)
+    pieces = ["/", "\\", ".", "..", "a", "slurm-12_3.out", "//", "x y", "", "é"]
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert layouts.name_parts(name) == PurePosixPath(name.replace("\\", "/")).parts, name

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -93,8 +96,10 @@ def test_classifier_alone_abstains_on_text_unrelated_to_training():
 
 
 def test_light_model_gives_scikit_learns_numbers():
-    """The shipped model predicts through ``classify.light`` (no scikit-learn import); on corpus
-    texts its probabilities and line scores are the very floats scikit-learn computes."""
+    """The shipped model predicts through ``classify.light`` (neither scikit-learn nor NumPy
+    imported); on corpus texts its logits and line scores are the very floats scikit-learn
+    computes, and its probabilities differ at most in the last bit (``math.exp`` against NumPy's
+    vectorised exponential)."""
     from dllogscan.classify import light
 
     fast, reference = light.load(text_model.SHIPPED), text_model.load(text_model.SHIPPED)
@@ -102,11 +107,48 @@ def test_light_model_gives_scikit_learns_numbers():
     items = load_items()
     for item in items[:: max(1, len(items) // 40)]:
         text = item.path.read_text(encoding="utf-8", errors="replace")[:20000]
-        assert fast.predict([text]) == reference.predict([text]), item.path
+        assert fast.logits(text) == list(map(float, reference.logits(reference.features([text]))[0])), item.path
+        [mine], [theirs] = fast.predict([text]), reference.predict([text])
+        assert mine.keys() == theirs.keys() and mine == pytest.approx(theirs, rel=1e-12, abs=1e-300), item.path
         lines = text.splitlines()[:30]
         for label in fast.labels:
             assert fast.line_scores(lines, label) == list(map(float, reference.line_scores(lines, label))), item.path
-    assert fast.predict([""]) == reference.predict([""])
+    assert fast.predict([""])[0] == pytest.approx(reference.predict([""])[0], rel=1e-12)
+
+
+def test_softmax_sum_is_numpys_pairwise_sum():
+    """The softmax divides by the sum NumPy's ``sum`` makes (its order of additions), for any
+    number of classes."""
+    import random
+
+    import numpy as np
+
+    from dllogscan.classify.light import pairwise_sum
+
+    rng = random.Random(5)
+    for n in list(range(1, 40)) + [127, 128, 129, 300]:
+        values = [rng.uniform(0, 1) * 10 ** rng.randint(-12, 0) for _ in range(n)]
+        assert pairwise_sum(values) == float(np.sum(np.asarray([values]), axis=1)[0]), n
+
+
+def test_light_model_loads_from_its_cache_without_numpy(tmp_path):
+    """The first load reads the JSON and caches the parameters in binary; the next loads them
+    from there without importing NumPy and predicts the same; a damaged entry is read past."""
+    code = """
+import sys
+from dllogscan.classify import light, model
+m = light.load(model.SHIPPED)
+print(repr(m.predict(["RuntimeError: DataLoader worker (pid 7) exited unexpectedly"])[0]))
+print("numpy" in sys.modules)
+"""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    [entry] = (tmp_path / "dllogscan").glob("clf-*.bin")
+    assert runs[0] == runs[1] and runs[1].endswith("False\n")
+    entry.write_bytes(entry.read_bytes()[:100])
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert again == runs[0] and entry.stat().st_size > 100
 
 
 def test_a_suspected_subclass_takes_the_classifiers_when_it_is_sure():

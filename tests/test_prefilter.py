@@ -4,6 +4,7 @@ offsets of one find loop per anchor; the cached Hyperscan database; the typer-fr
 from __future__ import annotations
 
 import io
+import os
 import random
 import subprocess
 import sys
@@ -116,6 +117,15 @@ def test_python_prefilter_never_misses_a_keyword_line(shipped_db, monkeypatch, s
 def test_anchors_cover_every_keyword(shipped_db):
     anchors = prefilter.anchors(shipped_db.keywords)
     assert all(any(a in k.encode() for a in anchors) for k in shipped_db.keywords)
+
+
+def test_anchors_are_the_same_list_whatever_the_hash_seed():
+    """The anchors key the Hyperscan cache: the same keywords give the same list in every run."""
+    code = ("from dllogscan.pipeline.runner import get_scanner; from dllogscan.scan.anchors import anchors; "
+            "print(anchors(get_scanner().db.keywords))")
+    runs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1
 
 
 def test_hyperscan_database_is_cached(tmp_path, monkeypatch, shipped_db):

@@ -70,6 +70,24 @@ def test_plain_lines_means_each_line_is_its_own_view(seed):
                 assert normalize.clean(lines[i - 1].encode()) + " " + views[0] in flat
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_plain_line_takes_the_short_way_to_the_same_views(seed):
+    """``views`` skips the cleaning rules for a ``plain_line``: the same views and rank as with
+    every rule applied, for lines built from what the rules look for."""
+    rng = random.Random(seed)
+    alphabet = ["a", "b", " ", "\t", "1", "12", ":", ": ", ">", "#", "# ", "[rank0]: ", "[RANK 2]", "[default3]: ",
+                "12: ", "12345: ", "|", "\\n", "\r", "\x1b[31m", "\x7f", "\x00", "\x1c", "é", "\u202e",
+                "2024-05-17T10:00:00Z stdout F ", "2024-05-17 ", "x" * 50]
+    plain = 0
+    for _ in range(500):
+        raw = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10))).encode()
+        plain += normalize.plain_line(raw)
+        assert normalize.views(raw) == normalize.views_in_full(raw), raw
+    assert plain > 50
+    for raw in (b"", b"x" * normalize.MAX_VIEW_CHARS, b"x" * (normalize.MAX_VIEW_CHARS + 1), b"a \\n b"):
+        assert normalize.views(raw) == normalize.views_in_full(raw), raw
+
+
 def test_plain_lines_refuses_what_cleaning_changes():
     assert normalize.plain_lines(b"error one\nerror two\n")
     for data in (b" > a", b"a\r b", b"\x1b[31ma", b"[rank1]: a", b"a\n> b", b"a \nb", b"a\n\tb", b"12: x", b"a\\nb",

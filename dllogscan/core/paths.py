@@ -1,4 +1,5 @@
-"""Where dllogscan's own files live: the package, its data folder and the user's cache."""
+"""Where dllogscan's own files live: the package, its data folder and the user's cache, and how
+a cache entry is read and written (a missing or unwritable cache only means doing the work again)."""
 from __future__ import annotations
 
 import os
@@ -10,5 +11,26 @@ DATA_DIR = PACKAGE_DIR / "data"
 
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/dllogscan`` (``~/.cache/dllogscan``): compiled prefilters, validated
-    signature sets."""
+    signature sets, the classifier's parameters in binary."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dllogscan"
+
+
+def read_cached(name: str) -> bytes | None:
+    """The bytes of cache entry ``name``, or None when it is absent or unreadable."""
+    try:
+        return (cache_dir() / name).read_bytes()
+    except OSError:
+        return None
+
+
+def write_cached(name: str, blob: bytes) -> None:
+    """Store cache entry ``name`` whole or not at all (written aside, then renamed, so a reader
+    never sees half of it); a read-only or missing home just means no entry."""
+    path = cache_dir() / name
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(blob)
+        os.replace(tmp, path)
+    except OSError:
+        pass

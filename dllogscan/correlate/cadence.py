@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import islice
 
 from ..normalize import lines as normalize
 from .candidates import PROGRESS_RE
@@ -146,7 +147,9 @@ def _longest_gap(quiet: list[tuple[int, int, float]]) -> tuple[float, int]:
 def measure(end: bytes, first_line: int) -> Silence | None:
     """The silence after the last timestamped progress line in ``end`` (the raw end of the input,
     whose first line is number ``first_line``), or None when there is none worth citing."""
-    if not end or not TIMESTAMP_RE.search(end):
+    # fewer stamps than the progress lines a cadence needs: nothing to measure. One forward
+    # search; a log stamped only in its header would otherwise be walked back window by window
+    if not end or len(list(islice(TIMESTAMP_RE.finditer(end), MIN_PROGRESS))) < MIN_PROGRESS:
         return None
     after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
     progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first

@@ -31,7 +31,7 @@ def text_encoding(head: bytes) -> str | None:
     if head.startswith(UTF16_BOMS):
         return "utf-16"
     sample = head[: len(head) & ~1]
-    if len(sample) < MIN_SAMPLE:
+    if len(sample) < MIN_SAMPLE or b"\0" not in sample:  # no NUL: neither parity can be 70 % NUL
         return None
     half = len(sample) // 2
     even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half

@@ -22,6 +22,9 @@ RANK_RE = re.compile(r"^\[(?:rank|RANK)\s?(?P<rank>\d+)\]:?[ \t]?|^\[default(?P<
 ESCAPED_NL = "\\n"
 MAX_VIEW_CHARS = 4000
 PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+PLAIN_LINE_BYTES = bytes(range(0x20, 0x7F)) + b"\t"
+BLANKS = (b" ", b"\t")
+ESCAPED_NL_BYTES = ESCAPED_NL.encode()
 PREFIX_START_RE = re.compile(rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
 PREFIX_LINE_RE = re.compile(rb"\n(?:>|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
 
@@ -63,7 +66,23 @@ def strip_prefixes(text: str) -> tuple[str, str | None]:
 
 
 def views(raw: bytes | str) -> tuple[list[str], str | None]:
-    """All clean texts of one raw line (its ``\\r`` segments and escaped-``\\n`` parts)."""
+    """All clean texts of one raw line (its ``\\r`` segments and escaped-``\\n`` parts). A
+    ``plain_line`` is its own one view (most lines of a log: ~1 us instead of ~4)."""
+    if isinstance(raw, bytes) and plain_line(raw):
+        return ([raw.decode("ascii")] if raw else []), None
+    return views_in_full(raw)
+
+
+def plain_line(raw: bytes) -> bool:
+    """Whether no rule of ``views_in_full`` changes the line ``raw``: what ``plain_lines`` asks of
+    each line (printable ASCII and tabs, no blank at either end, no escaped ``\\n``, no prefix
+    to strip, not longer than ``MAX_VIEW_CHARS``)."""
+    return (not raw.translate(None, PLAIN_LINE_BYTES) and raw[:1] not in BLANKS and raw[-1:] not in BLANKS
+            and len(raw) <= MAX_VIEW_CHARS and ESCAPED_NL_BYTES not in raw and not PREFIX_START_RE.match(raw))
+
+
+def views_in_full(raw: bytes | str) -> tuple[list[str], str | None]:
+    """``views`` with every rule applied."""
     text = decode(raw) if isinstance(raw, bytes) else raw
     text = text.rstrip("\r\n")
     rank = None

@@ -9,12 +9,11 @@ the fallback where neither extension is installed. ``auto`` takes the first one 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from typing import Iterable, Protocol
 
 from .anchors import anchors
-from ..core.paths import cache_dir
+from ..core.paths import read_cached, write_cached
 
 
 class Prefilter(Protocol):
@@ -159,19 +158,15 @@ def _compiled(hyperscan, literals: list[bytes]):
     """The block-mode database for ``literals``, from the on-disk cache when it holds it
     (keyed by the literals and the Hyperscan version); any cache problem just recompiles."""
     key = hashlib.sha256(b"\0".join(literals) + hyperscan.__version__.encode()).hexdigest()[:24]
-    path = cache_dir() / f"hs-{key}.db"
-    try:
-        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
-    except (OSError, hyperscan.error, TypeError, ValueError):
-        pass
+    name = f"hs-{key}.db"
+    blob = read_cached(name)
+    if blob is not None:
+        try:
+            return hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        except (hyperscan.error, TypeError, ValueError):
+            pass
     db = _compile(hyperscan, literals)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(hyperscan.dumpb(db))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_cached(name, hyperscan.dumpb(db))
     return db
 
 

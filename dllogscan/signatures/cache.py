@@ -16,7 +16,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from ..core.paths import cache_dir
+from ..core.paths import read_cached, write_cached
 
 VERSION = b"1"
 
@@ -47,9 +47,12 @@ def key(files: list[tuple[str, bytes]]) -> str:
 
 def load(cache_key: str) -> list[dict[str, Any]] | None:
     """The parsed TOML of a set validated before, or None (absent, unreadable, corrupt)."""
+    blob = read_cached(f"sig-{cache_key}.ok")
+    if blob is None:
+        return None
     try:
-        data = marshal.loads((cache_dir() / f"sig-{cache_key}.ok").read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        data = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
         return None
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         return None
@@ -61,10 +64,6 @@ def store(cache_key: str, parsed: list[dict[str, Any]]) -> None:
     read-only cache folder just mean no entry."""
     try:
         blob = marshal.dumps(parsed)
-        path = cache_dir() / f"sig-{cache_key}.ok"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(blob)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        pass
+    except ValueError:
+        return
+    write_cached(f"sig-{cache_key}.ok", blob)

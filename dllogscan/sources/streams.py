@@ -140,11 +140,12 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
     return RatioGuard(inner, buffered, name)  # type: ignore[return-value]
 
 
-def from_path(path: str | os.PathLike[str], limit: int | None = None) -> Source:
-    """A file on disk, decompressed on the fly when gzip, bzip2 or xz."""
+def from_path(path: str | os.PathLike[str], limit: int | None = None, st: os.stat_result | None = None) -> Source:
+    """A file on disk, decompressed on the fly when gzip, bzip2 or xz (``st``: its ``os.stat``
+    when the caller has made it already, as a batch worker has)."""
     name = printable(str(path))  # a name that is not UTF-8 is shown escaped; ``path`` opens it
     try:
-        st = os.stat(path)
+        st = st or os.stat(path)
     except FileNotFoundError:
         raise SourceError(f"{name}: no such file") from None
     except OSError as exc:
@@ -221,7 +222,8 @@ def sniff(head: bytes) -> str | None:
     if not sample:
         return None
     control = len(sample) - len(sample.translate(None, _TEXT_CONTROL_BYTES))
-    invalid = sample.decode("utf-8", errors="replace")[:-4].count("\ufffd")
+    # ASCII always decodes: no replacement character to count
+    invalid = 0 if sample.isascii() else sample.decode("utf-8", errors="replace")[:-4].count("\ufffd")
     share = (control + invalid) / len(sample)
     if share > 0.30:
         return (f"looks binary ({100 * share:.0f}% control or non-UTF-8 bytes in the first "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -84,6 +85,26 @@ def test_batch_does_not_scan_its_own_output(tmp_path, name):
         assert proc.returncode == 1
     assert no_traceback(proc).startswith("1 sources, 1 with failures")
     assert len(out.read_text().splitlines()) == (1 if name.endswith("jsonl") else 2)
+
+
+def test_the_output_is_known_by_its_identity_under_any_name(tmp_path):
+    """A link or a second hard link to the output names the same file: not a source either; a
+    Parquet output that appears while the batch runs is caught from the next chunk on."""
+    from dllogscan.batch.runner import without
+
+    out = tmp_path / "rows.jsonl"
+    out.write_text("")
+    (tmp_path / "a.log").write_text(BUS)
+    (tmp_path / "link.log").symlink_to(out)
+    os.link(out, tmp_path / "hard.log")
+    names = [str(tmp_path / n) for n in ("a.log", "link.log", "hard.log", "rows.jsonl", "missing.log")]
+    assert list(without([names], [str(out)])) == [[names[0], names[-1]]]
+    later = tmp_path / "later.parquet"
+    chunks = iter([[str(later), names[0]], [str(later), names[0]]])
+    kept = without(chunks, [str(later)])
+    assert next(kept) == [str(later), names[0]]  # not there yet: nothing to leave out
+    later.write_bytes(b"PAR1")
+    assert next(kept) == [names[0]]
 
 
 @pytest.mark.timeout(60)

@@ -1,0 +1,125 @@
+"""The forked worker pool (``batch/forkpool.py``): answers in any size both ways, errors carried
+back, a worker that dies is one error line, and no worker outlives the batch."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from dllogscan.batch import engines, forkpool
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")
+
+
+def echo(argument, config):
+    return [(config, argument)]
+
+
+def big(argument, config):
+    index, payload = argument
+    return [bytes([index]) * len(payload)]
+
+
+def fails(argument, config):
+    raise ValueError(f"task {argument} failed")
+
+
+def dies(argument, config):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def pids(argument, config):
+    return [os.getpid()]
+
+
+def is_task(item):
+    return isinstance(item, tuple)
+
+
+def no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_every_task_is_answered_and_other_items_pass_at_once():
+    items = [(echo, i) if i % 3 else f"record {i}" for i in range(40)]
+    out = list(forkpool.run(iter(items), "cfg", 2, is_task))
+    answers = sorted(x[0] for x in out if isinstance(x, list))
+    assert answers == [("cfg", i) for i in range(40) if i % 3]
+    assert [x for x in out if isinstance(x, str)] == [f"record {i}" for i in range(0, 40, 3)]
+    assert no_children_left()
+
+
+def test_megabytes_both_ways_do_not_block_either_side():
+    """A task of 3 MB (an archive's members) is written while the worker writes a 3 MB answer."""
+    items = [(big, (i, bytes(3 << 20))) for i in range(8)] + [(echo, b"x" * (3 << 20))] * 4
+    out = list(forkpool.run(iter(items), None, 2, is_task))
+    assert sorted(len(x[0]) if isinstance(x[0], bytes) else len(x[0][1]) for x in out) == [3 << 20] * 12
+
+
+def test_the_work_is_shared_by_the_workers():
+    out = list(forkpool.run(iter([(pids, i) for i in range(30)]), None, 2, is_task))
+    assert len({x[0] for x in out}) == 2 and os.getpid() not in {x[0] for x in out}
+
+
+def test_an_error_in_a_task_is_raised_here_and_the_workers_end():
+    with pytest.raises(ValueError, match="task 5 failed"):
+        list(forkpool.run(iter([(echo, 1), (fails, 5), (echo, 2)]), None, 2, is_task))
+    assert no_children_left()
+
+
+def test_a_worker_that_dies_is_one_clear_error():
+    with pytest.raises(forkpool.WorkerDied, match=r"ended before it finished its task \(killed by signal 9"):
+        list(forkpool.run(iter([(echo, 1), (dies, 2)] + [(echo, i) for i in range(10)]), None, 2, is_task))
+    assert no_children_left()
+
+
+def test_a_batch_stopped_early_ends_its_workers():
+    run = forkpool.run(iter([(echo, i) for i in range(100)]), None, 2, is_task)
+    next(run)
+    run.close()
+    assert no_children_left()
+
+
+def test_the_command_line_says_a_worker_died_in_one_line(tmp_path, monkeypatch, capsys):
+    from dllogscan.cli.batch_run import run
+
+    for i in range(4):
+        (tmp_path / f"{i}.log").write_text("step 1\n")
+    monkeypatch.setattr(engines, "process_chunk", dies)
+    code = run([str(tmp_path)], out=tmp_path / "rows.jsonl", jobs=2, progress=False)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("Error: a batch worker process (pid ") and len(err.splitlines()) == 1
+    assert "killed by signal 9" in err and no_children_left()
+
+
+def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
+    """Ctrl-C reaches the whole process group: the workers ignore it, the gathering process says
+    "interrupted" (exit 130) and ends them; no traceback from anyone."""
+    import subprocess
+    import sys
+    import time
+
+    for i in range(8):
+        (tmp_path / f"{i}.log").write_text("step 1\n")
+    code = (
+        "import sys, time\n"
+        "from dllogscan.batch import engines\n"
+        "def slow(paths, config):\n"
+        "    print('started', flush=True)\n"
+        "    time.sleep(60)\n"
+        "engines.process_chunk = slow\n"
+        "from dllogscan.cli.fast import main\n"
+        "main(['batch', sys.argv[1], '--jobs', '2', '--out', sys.argv[2], '--no-progress'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(tmp_path / "rows.jsonl")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline() == "started\n"
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err == "Error: interrupted\n", err
+    assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""
