@@ -13,6 +13,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from ..advise.fixes import advise
+from ..classify.combine import guessed_subclass
 from ..core.models import Diagnosis, Evidence
 from ..signatures.database import Database
 from .worker import Event, Record
@@ -49,11 +50,6 @@ def _time(text: str | None) -> datetime | None:
         return datetime.fromisoformat(text) if text else None
     except ValueError:
         return None
-
-
-def _guessed_subclass(note: str) -> bool:
-    """refine_subclass's note ("subclass X from the text classifier (p)"), void once proven."""
-    return note.startswith("subclass ") and "from the text classifier" in note
 
 
 class CrossFile:
@@ -123,7 +119,7 @@ class CrossFile:
                 diag, subclass="oom", confidence=max(conf, diag.confidence), evidence=diag.evidence + (cited,),
                 title="Worker killed by the out-of-memory killer (cross-file evidence)",
                 signatures=diag.signatures + (ev.signature,), facts=facts, method="cross-file",
-                notes=tuple(n for n in diag.notes if not _guessed_subclass(n))
+                notes=tuple(n for n in diag.notes if not guessed_subclass(n))
                 + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
             diags[i] = advise(upgraded, self.db)
         diags.sort(key=lambda d: -d.confidence)

@@ -38,6 +38,7 @@ EPS = 1e-3
 #: the threshold of a class the model carries none for (a model trained without calibration)
 DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
+GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
 
@@ -96,7 +97,12 @@ def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
     if sub == d.subclass:
         return d
     return dataclasses.replace(d, subclass=sub, title=TITLE[best],
-                               notes=d.notes + (f"subclass {sub} from the text classifier ({pred[best]:.0%})",))
+                               notes=d.notes + (f"subclass {sub} {GUESSED_SUBCLASS} ({pred[best]:.0%})",))
+
+
+def guessed_subclass(note: str) -> bool:
+    """Whether ``note`` is ``refine_subclass``'s: the subclass is the classifier's guess."""
+    return note.startswith("subclass ") and GUESSED_SUBCLASS in note
 
 
 def top_class(pred: dict[str, float]) -> str:
