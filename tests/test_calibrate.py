@@ -44,6 +44,30 @@ def test_the_budget_is_for_the_classifiers_own_false_alarms():
     assert calibrate.verdicts(probs, th) == ["A", "none", "none"]
 
 
+def test_a_blocked_class_spends_no_budget_and_its_threshold_comes_down():
+    # hangs (E) at 0.6: five real ones that speak of the loader, five look-alikes that do not
+    probs = {"E": np.array([0.6] * 10), "none": np.array([0.4] * 10)}
+    for c in "ABCD":
+        probs[c] = np.zeros(10)
+    truth = ["E"] * 5 + ["none"] * 5
+    blocked = [frozenset()] * 5 + [frozenset({"E"})] * 5
+    open_th = calibrate.choose_thresholds(probs, truth, ["none"] * 10, max_false_alarms=0.0)
+    assert calibrate.verdicts(probs, open_th) == ["none"] * 10  # without the rule: no E at all
+    th = calibrate.choose_thresholds(probs, truth, ["none"] * 10, max_false_alarms=0.0, blocked=blocked)
+    assert calibrate.verdicts(probs, th, blocked) == ["E"] * 5 + ["none"] * 5
+
+
+def test_the_classifier_alone_needs_the_loader_for_a_hang():
+    from dllogscan.classify.combine import blocked_classes, own_verdict
+
+    pred = {"E.hang": 0.95, "none": 0.05}
+    ddp = [(1, "training hangs at the barrier after epoch 3, GPUs idle, no error")]
+    loader = [(1, "training hangs at epoch 3 with num_workers=8, GPUs idle, no error")]
+    assert blocked_classes(t for _, t in ddp) == {"E"} and blocked_classes(t for _, t in loader) == set()
+    assert own_verdict(pred, ddp, 0.5, {"E": 0.7}) is None
+    assert own_verdict(pred, loader, 0.5, {"E": 0.7}) == "E.hang"
+
+
 def test_reliability_and_ece():
     conf = [0.95, 0.95, 0.55, 0.55]
     ok = [True, True, True, False]

@@ -60,14 +60,17 @@ def class_probs(probs: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
     return out
 
 
-def verdicts(per_class: dict[str, np.ndarray], thresholds: dict[str, float]) -> list[str]:
-    """The classifier's own verdict per row: its top class when that clears the class threshold."""
+def verdicts(per_class: dict[str, np.ndarray], thresholds: dict[str, float],
+             blocked: Sequence[frozenset[str]] | None = None) -> list[str]:
+    """The classifier's own verdict per row: its top class when that clears the class threshold
+    and is not among the row's ``blocked`` classes (``combine.blocked_classes``)."""
     names = list(per_class)
     stacked = np.stack([per_class[c] for c in names], axis=1)
     out = []
-    for row in stacked:
+    for i, row in enumerate(stacked):
         cls = names[int(row.argmax())]
-        out.append(cls if cls != "none" and row.max() >= thresholds.get(cls, DEFAULT_THRESHOLD) else "none")
+        allowed = cls != "none" and not (blocked is not None and cls in blocked[i])
+        out.append(cls if allowed and row.max() >= thresholds.get(cls, DEFAULT_THRESHOLD) else "none")
     return out
 
 
@@ -84,19 +87,21 @@ def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
 
 
 def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fixed: Sequence[str],
-                      max_false_alarms: float = 0.04, rounds: int = 3) -> dict[str, float]:
+                      max_false_alarms: float = 0.04, rounds: int = 3,
+                      blocked: Sequence[frozenset[str]] | None = None) -> dict[str, float]:
     """Per-class thresholds by coordinate ascent over GRID.
 
     ``fixed[i]`` is what signatures alone say of row i (``none`` where they find nothing): those
     rows keep it, the others take the classifier's verdict. The false-alarm budget counts the
     ``none`` rows that the classifier's own verdict turns into a class (the signatures' false
-    alarms are theirs to answer for: their counter-examples and context rules)."""
+    alarms are theirs to answer for: their counter-examples and context rules). ``blocked[i]``:
+    the classes the classifier may not give row i alone (``combine.blocked_classes``)."""
     thresholds = {c: DEFAULT_THRESHOLD for c in CLASSES}
     negatives = sum(t == "none" for t in truth) or 1
 
     def score(th: dict[str, float]) -> tuple[bool, float]:
         """Within budget first, then macro-F1; over budget, fewer false alarms first."""
-        own = verdicts(per_class, th)
+        own = verdicts(per_class, th, blocked)
         pred = [f if f != "none" else o for f, o in zip(fixed, own)]
         alarms = sum(t == "none" and f == "none" and o != "none" for t, f, o in zip(truth, fixed, own)) / negatives
         within = alarms <= max_false_alarms

@@ -21,12 +21,18 @@
   on look-alikes stay within budget, see ``calibrate.py``) and the text is about PyTorch training
   at all (RELEVANT), citing the lines that speak most for it; otherwise: nothing found. (A kernel
   log of a java service killed by the OOM killer reads like class B to a bag of words, but it is no
-  DataLoader report.) The confidence shown is the calibrated probability itself.
+  DataLoader report.) The confidence shown is the calibrated probability itself;
+- a hang told in prose (class E, from the classifier alone) also needs the text to speak of the
+  data loader or its workers (LOADER_CONTEXT): a DDP barrier, an NCCL timeout or a BLAS deadlock
+  reads like a loader hang to a bag of words. The thresholds are chosen with this rule applied
+  (``blocked_classes``), so E's comes down where its look-alikes no longer count against it.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Sequence
+
+import re
 
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
 from ..core.models import Diagnosis, Evidence
@@ -39,6 +45,8 @@ EPS = 1e-3
 DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
+LOADER_CONTEXT = re.compile(r"num_workers|data ?loader|worker", re.IGNORECASE)
+NEEDS_LOADER_CONTEXT = frozenset({"E"})
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
 
@@ -119,9 +127,15 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
     p = class_probability(pred, cls)
     if cls == "none" or p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
         return None
-    if not any(RELEVANT.search(text) for _, text in lines):
+    if not any(RELEVANT.search(text) for _, text in lines) or cls in blocked_classes(t for _, t in lines):
         return None
     return max((label for label in pred if label.split(".", 1)[0] == cls), key=pred.get)
+
+
+def blocked_classes(texts) -> frozenset[str]:
+    """The classes the classifier may not give alone to these texts: E without a word of the
+    data loader or its workers (see the rules above)."""
+    return frozenset() if any(LOADER_CONTEXT.search(t) for t in texts) else NEEDS_LOADER_CONTEXT
 
 
 def update(prior: float, p_class: float, p_none: float) -> float:

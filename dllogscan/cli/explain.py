@@ -15,6 +15,7 @@ from ..core.errors import SourceError
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
     from ..classify import light
+    from ..classify.combine import blocked_classes
     from ..classify.digest import digest_lines
 
     model = light.shipped()
@@ -27,8 +28,10 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
     relevant = any(RELEVANT.search(t) for _, t in lines)
+    loader = not blocked_classes(t for _, t in lines)
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
-    return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}): "
+    return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}; "
+            f"speaks of the data loader: {'yes' if loader else 'no (no hang from the classifier alone)'}): "
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
             + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
                if thresholds else "")]
