@@ -228,7 +228,8 @@ def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str
 
 
 def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tuple[list[Diagnosis], dict[str, str]]:
-    """Hits of one source -> ranked diagnoses (most likely first) and the source's facts."""
+    """Hits of one source -> ranked diagnoses (most likely first, each with the facts of its own
+    evidence) and the source's configuration facts (the pipeline puts those under every verdict)."""
     hits = filter_hits(hits, db)
     facts = collect_facts(hits, db)
     cands = _build_candidates(hits, db)
@@ -240,11 +241,10 @@ def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tup
             continue
         top_hit, top_sig, _ = cand.top()
         evidence, count, dfacts = _evidence(cand)
-        merged = {**facts, **dfacts}
         out.append(Diagnosis(
             cls=cand.cls, subclass=top_sig.subclass, title=top_sig.title, confidence=conf,
             evidence=evidence, signatures=tuple(dict.fromkeys(s.id for _, s, _ in cand.hits)),
-            facts=merged, count=count,
+            facts=dfacts, count=count,
             canonical=any(sig.canonical for _, sig, _ in cand.hits + cand.absorbed)))
     out.sort(key=lambda d: (-d.confidence, d.evidence[0].line if d.evidence else 0))
     return out, facts

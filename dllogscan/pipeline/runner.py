@@ -108,9 +108,8 @@ def run(source: Source, scanner: Scanner | None = None,
 
 
 def _with_config(diagnosis, facts: dict[str, str]):
-    """The source's configuration facts (num_workers, batch_size, ...) under the diagnosis's own:
-    signature verdicts have them from correlate; classifier and silence verdicts take them here,
-    so their fixes are filled in too."""
+    """The source's configuration facts (num_workers, batch_size, ...) under the diagnosis's own,
+    whichever way it was made (signatures, the classifier, the timing), so its fixes are filled in."""
     if facts.keys() <= diagnosis.facts.keys():
         return diagnosis
     return dataclasses.replace(diagnosis, facts={**facts, **diagnosis.facts})
