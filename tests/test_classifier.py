@@ -95,6 +95,16 @@ def test_classifier_alone_abstains_on_text_unrelated_to_training():
     assert [d.cls for d in combine([], {"B.oom": 0.97, "none": 0.03}, lines, FakeModel(), 0.5)] == ["B"]
 
 
+def test_weightless_context_of_another_class_leaves_the_classifier_its_own_verdict():
+    """A traceback through the loader's wait (weight-0 E context) of a worker that died of a
+    native crash: the weightless E candidate decides nothing, so the classifier's sure B stands."""
+    lines = [(1, "the DataLoader worker dies inside the video decoder"), (2, "RuntimeError: DataLo")]
+    [d] = combine([diag("E", 0.0)], {"B.crash": 0.97, "E": 0.01, "none": 0.02}, lines, FakeModel(), 0.5)
+    assert (d.cls, d.method) == ("B", "classifier")
+    [e] = combine([diag("E", 0.0)], {"E": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
+    assert e.cls == "E" and e.method == "signatures+classifier"  # one E, not two
+
+
 def test_light_model_gives_scikit_learns_numbers():
     """The shipped model predicts through ``classify.light`` (neither scikit-learn nor NumPy
     imported); on corpus texts its logits and line scores are the very floats scikit-learn

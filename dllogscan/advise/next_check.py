@@ -1,7 +1,6 @@
 """Which one command settles an unsure verdict (data: ``dllogscan/data/next_checks.toml``)."""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -9,7 +8,7 @@ from typing import Sequence
 
 from ..core.errors import SignatureError
 from ..core.models import Diagnosis
-from ..core.paths import DATA_DIR
+from ..core.paths import DATA_DIR, data_entries
 
 DATA = DATA_DIR / "next_checks.toml"
 SURE = 0.8
@@ -25,12 +24,8 @@ class NextCheck:
 @lru_cache(maxsize=2)
 def load_checks(path: Path = DATA) -> tuple[NextCheck, ...]:
     """Read and validate the table; a malformed entry names itself."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SignatureError(f"{path}: cannot load: {exc}") from None
     out = []
-    for i, raw in enumerate(data.get("next_check", []), start=1):
+    for i, raw in enumerate(data_entries(path, "next_check"), start=1):
         if set(raw) != {"when", "command", "why"} or not raw["when"] or not raw["command"]:
             raise SignatureError(f"{path}: next_check #{i} needs exactly when, command, why")
         out.append(NextCheck(tuple(raw["when"]), raw["command"], raw["why"]))

@@ -77,8 +77,9 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
         out.append(refine_subclass(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                                        notes=d.notes + (note,)), pred))
     thresholds = getattr(model, "thresholds", None) or {}
-    label = own_verdict(pred, lines, min_confidence, thresholds) if not diagnoses else None
-    if label:
+    decided = any(d.confidence > 0 for d in diagnoses)  # weightless context decides nothing
+    label = own_verdict(pred, lines, min_confidence, thresholds) if not decided else None
+    if label and not any(d.cls == split_label(label)[0] and d.confidence >= min_confidence for d in out):
         cls, sub = split_label(label)
         p = class_probability(pred, cls)
         out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label], confidence=p,

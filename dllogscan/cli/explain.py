@@ -78,4 +78,5 @@ def explain(path: str, signatures: list[str]) -> str:
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:
         lines.append(f"  {d.cls}/{d.subclass}  {d.confidence:.2f}  via {d.method}: {', '.join(d.signatures)}")
+    lines += [f"  set aside (data/scope.toml): {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

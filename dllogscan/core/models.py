@@ -104,6 +104,8 @@ class ScanResult:
     #: set when the input was a document flattened before scanning (``github-issue``, ``html``, ...):
     #: evidence line numbers then refer to the flattened text
     document: str | None = None
+    #: why a diagnosis was set aside (the text shows another program failed, ``correlate/scope.py``)
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Names and the error line are data that reach terminals and files: controls, escape
@@ -112,6 +114,7 @@ class ScanResult:
             value = getattr(self, attr)
             if value is not None:
                 object.__setattr__(self, attr, escape(value))
+        object.__setattr__(self, "notes", tuple(escape(n) for n in self.notes))
 
     @property
     def found(self) -> bool:
@@ -127,4 +130,5 @@ class ScanResult:
             "bytes": self.bytes_read,
             "facts": dict(self.facts),
             **({"document": self.document} if self.document else {}),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }

@@ -100,6 +100,7 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
 
     from ..classify.calibrate import choose_thresholds, class_probs, apply_scaling, fit_scaling
     from ..classify.combine import blocked_classes
+    from ..correlate.scope import outside_classes
 
     items = trainable(items)
     texts = [item_text(i) for i in items]
@@ -133,7 +134,8 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     probs = apply_scaling(oof[scored], model.temperature, model.bias)
     truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
     fixed = [signature_class(items[j]) for j in scored]
-    blocked = [blocked_classes([texts[j]]) for j in scored]
+    blocked = [blocked_classes([texts[j]]) | outside_classes(list(enumerate(texts[j].split("\n"), 1)))
+               for j in scored]
     model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS, blocked=blocked)
     return model
 

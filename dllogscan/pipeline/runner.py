@@ -101,10 +101,25 @@ def run(source: Source, scanner: Scanner | None = None,
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
             diagnoses = merged
+    diagnoses, notes = _in_scope(diagnoses, out)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
-                      document=out.document)
+                      document=out.document, notes=notes)
+
+
+def _in_scope(diagnoses, out: ScanOutput):
+    """The diagnoses the text does not show to be another program's (``correlate/scope.py``),
+    and the notes of those set aside."""
+    if not diagnoses:
+        return diagnoses, ()
+    from ..correlate import scope  # noqa: PLC0415 - read only when there is a verdict to check
+
+    if not scope.applies(diagnoses):
+        return diagnoses, ()
+    from ..classify.digest import digest_lines  # noqa: PLC0415
+
+    return scope.set_aside(diagnoses, digest_lines(out))
 
 
 def _with_config(diagnosis, facts: dict[str, str]):

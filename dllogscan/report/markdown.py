@@ -102,6 +102,7 @@ def to_markdown(results: Sequence[ScanResult]) -> str:
                     "(title, body, comments)._", ""]
         if r.error:
             out += [f"**Could not read it fully:** {code(r.error)}", ""]
+        out += [f"**Note:** {n}" for n in r.notes] + ([""] if r.notes else [])
         for i, d in enumerate(r.diagnoses, start=1):
             out += _diagnosis(d, i)
         out += _next_check(r)

@@ -75,6 +75,8 @@ def print_results(results: Sequence[ScanResult], console=None) -> None:
                 continue
         if not r.diagnoses:
             console.print(Text("  No DataLoader worker failure found.", style="green"))
+            for note in r.notes:
+                console.print(_hanging("note", note))
             continue
         for i, d in enumerate(r.diagnoses, start=1):
             for item in _diagnosis_renderables(d, i):
