@@ -105,6 +105,20 @@ def test_weightless_context_of_another_class_leaves_the_classifier_its_own_verdi
     assert e.cls == "E" and e.method == "signatures+classifier"  # one E, not two
 
 
+def test_a_hang_told_in_prose_is_weak_evidence_the_classifier_weighs():
+    lines = [(1, "# Training freezes"), (2, "With num_workers=8 the DataLoader gets stuck after epoch 3. No error.")]
+    [d] = combine([], {"E": 0.4, "none": 0.4, "B.oom": 0.2}, lines, FakeModel(), 0.5)
+    assert (d.cls, d.method, [e.line for e in d.evidence]) == ("E", "prose+classifier", [2])
+    assert d.confidence == pytest.approx(0.6)  # the prior, the classifier even
+    assert combine([], {"E": 0.05, "none": 0.95}, lines, FakeModel(), 0.5) == []  # vetoed
+    # the words must meet in one sentence; PyTorch's warning about too many workers is no report
+    apart = [(1, "Training with the DataLoader is slow. The GPU hangs sometimes.")]
+    warning = [(1, "UserWarning: This DataLoader will create 16 worker processes in total. Please be aware "
+                   "that excessive worker creation might get DataLoader running slow or even freeze")]
+    assert combine([], {"E": 0.4, "none": 0.4, "A": 0.2}, apart, FakeModel(), 0.5) == []
+    assert combine([], {"E": 0.4, "none": 0.4, "A": 0.2}, warning, FakeModel(), 0.5) == []
+
+
 def test_light_model_gives_scikit_learns_numbers():
     """The shipped model predicts through ``classify.light`` (neither scikit-learn nor NumPy
     imported); on corpus texts its logits and line scores are the very floats scikit-learn
