@@ -36,15 +36,18 @@ def write_cached(name: str, blob: bytes) -> None:
         pass
 
 
-def data_entries(path: Path, key: str) -> list[dict]:
-    """The ``[[key]]`` tables of a TOML data file; a file that cannot be read or parsed raises
-    ``SignatureError`` naming it."""
+def data_document(path: Path) -> dict:
+    """A TOML data file; one that cannot be read or parsed raises ``SignatureError`` naming it."""
     import tomllib
 
     from .errors import SignatureError
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SignatureError(f"{path}: cannot load: {exc}") from None
-    return list(data.get(key, []))
+
+
+def data_entries(path: Path, key: str) -> list[dict]:
+    """The ``[[key]]`` tables of a TOML data file (see ``data_document``)."""
+    return list(data_document(path).get(key, []))

@@ -1,0 +1,60 @@
+"""Failures told in prose: one sentence saying the loader or its workers hang, were killed, ran out
+of memory or crashed (data: ``dllogscan/data/prose.toml``; weighed in ``combine.py``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import regex
+
+from ..core.errors import SignatureError
+from ..core.paths import DATA_DIR, data_document
+from .labels import LABELS
+
+DATA = DATA_DIR / "prose.toml"
+FIELDS = {"label", "words", "unless", "prior", "examples", "counter_examples"}
+SENTENCE_END = regex.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+@dataclass(frozen=True)
+class ProseRule:
+    label: str
+    words: "regex.Pattern[str]"
+    unless: "regex.Pattern[str]"
+    loader: "regex.Pattern[str]"
+    prior: float
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+
+    def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
+        """The first (line number, line) with a sentence that tells this failure, else None."""
+        for number, text in lines:
+            if not self.words.search(text) or self.unless.search(text):
+                continue
+            if any(self.words.search(s) and self.loader.search(s) for s in SENTENCE_END.split(text)):
+                return number, text
+        return None
+
+
+def _compile(path: Path, where: str, pattern: str) -> "regex.Pattern[str]":
+    try:
+        return regex.compile(pattern, regex.IGNORECASE)
+    except regex.error as exc:
+        raise SignatureError(f"{path}: {where}: bad pattern: {exc}") from None
+
+
+@lru_cache(maxsize=2)
+def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
+    """Read and validate the rules; a malformed entry names itself."""
+    doc = data_document(path)
+    loader = _compile(path, "loader", str(doc.get("loader", "")))
+    out = []
+    for i, raw in enumerate(doc.get("told", []), start=1):
+        if set(raw) != FIELDS or raw["label"] not in LABELS or raw["label"] == "none":
+            raise SignatureError(f"{path}: told #{i} needs exactly {', '.join(sorted(FIELDS))} and a label of {LABELS}")
+        out.append(ProseRule(raw["label"], _compile(path, f"told #{i}", raw["words"]),
+                             _compile(path, f"told #{i}", raw["unless"]), loader, float(raw["prior"]),
+                             tuple(raw["examples"]), tuple(raw["counter_examples"])))
+    return tuple(out)

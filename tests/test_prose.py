@@ -1,0 +1,42 @@
+"""Failures told in prose (dllogscan/data/prose.toml): every rule takes its examples and leaves
+its counter-examples; a malformed table names itself."""
+from __future__ import annotations
+
+import pytest
+
+from dllogscan.classify import prose
+from dllogscan.core.errors import SignatureError
+
+RULES = prose.load_rules()
+CASES = [(r, t, True) for r in RULES for t in r.examples] + [(r, t, False) for r in RULES for t in r.counter_examples]
+
+
+@pytest.mark.parametrize("rule, text, told", CASES, ids=[f"{r.label}-{i}" for i, (r, _, _) in enumerate(CASES)])
+def test_examples_are_told_and_counter_examples_are_not(rule, text, told):
+    assert (rule.sentence([(7, text)]) == (7, text)) is told
+
+
+def test_every_rule_has_examples_of_both_kinds_and_a_sure_enough_prior():
+    assert {r.label.split(".")[0] for r in RULES} >= {"B", "E"}
+    for rule in RULES:
+        assert rule.examples and rule.counter_examples and 0.5 <= rule.prior < 0.8
+
+
+def test_the_words_must_meet_the_loader_in_one_sentence():
+    [hang] = [r for r in RULES if r.label == "E"]
+    assert hang.sentence([(1, "The DataLoader is slow. The GPU hangs sometimes.")]) is None
+    assert hang.sentence([(1, "It is slow.  With 8 workers it hangs at epoch 2.")]) is not None
+    assert hang.sentence([(1, "数据加载很慢。num_workers=8 时训练卡住 and the loader hangs")]) is not None
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[[told]]\nlabel = "E"\n', "told #1 needs exactly"),
+    ('loader = "worker"\n[[told]]\nlabel = "X"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\n', "told #1 needs exactly"),
+    ('loader = "("\n', "bad pattern"),
+])
+def test_a_malformed_table_names_itself(tmp_path, body, message):
+    bad = tmp_path / "prose.toml"
+    bad.write_text(body, encoding="utf-8")
+    with pytest.raises(SignatureError, match=message):
+        prose.load_rules(bad)
