@@ -76,11 +76,17 @@ def test_weak_signature_is_confirmed_or_vetoed_by_the_classifier():
 
 
 def test_classifier_alone_cites_lines_or_abstains():
-    lines = [(1, "hello"), (2, "the DataLoader dies: my /dev/shm is tiny"), (3, "bye")]
+    lines = [(1, "hello"), (2, "torch training dies: my /dev/shm is tiny"), (3, "bye")]  # no prose rule fires
     [d] = combine([], {"A": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
     assert d.cls == "A" and d.method == "classifier" and [e.line for e in d.evidence] == [2]
     assert combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5) == []
     assert combine([], {"A": 0.1, "none": 0.9}, lines, FakeModel(), 0.5) == []
+
+
+def test_shared_memory_told_beside_the_loader_is_weak_evidence_of_a():
+    lines = [(1, "hello"), (2, "the DataLoader dies: my /dev/shm is tiny"), (3, "bye")]
+    [d] = combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5)
+    assert (d.cls, d.method, d.confidence) == ("A", "prose+classifier", pytest.approx(0.6))
 
 
 def test_weak_signature_never_lowers_an_agreeing_classifier():
