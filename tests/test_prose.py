@@ -40,3 +40,23 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad.write_text(body, encoding="utf-8")
     with pytest.raises(SignatureError, match=message):
         prose.load_rules(bad)
+
+
+def test_training_chooses_thresholds_for_the_rows_prose_leaves():
+    from dllogscan.evaluation.train import prose_class
+
+    told = "# Training freezes\nWith num_workers=8 the DataLoader gets stuck after epoch 3."
+    assert prose_class({"E": 0.4, "none": 0.4, "A": 0.2}, told) == "E"
+    assert prose_class({"E": 0.02, "none": 0.98}, told) == "none"  # the classifier vetoes it
+    assert prose_class({"E": 0.4, "none": 0.4, "A": 0.2}, "the loss is nan after epoch 3") == "none"
+
+
+def test_the_classifier_does_not_read_pytorchs_too_many_workers_warning():
+    from dllogscan.classify.model import preprocess
+
+    warning = ("UserWarning: This DataLoader will create 16 worker processes in total. Our suggested max number of "
+               "worker in current system is 8, which is smaller than what this DataLoader is going to create. "
+               "Please be aware that excessive worker creation might get DataLoader running slow or even freeze, "
+               "lower the worker number to avoid potential slowness/freeze if necessary.")
+    text = preprocess(warning + "\nepoch 3 loss 0.41")
+    assert "freeze" not in text and "suggested" not in text and "epoch 0 loss 0.0" in text

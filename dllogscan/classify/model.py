@@ -24,6 +24,13 @@ HEX = re.compile(r"0x[0-9a-f]+")
 #: described, a question), and the marker token says so: the absence is a feature to weigh
 ERROR_WORDS = re.compile(r"traceback|error|exception|killed|signal")
 NO_ERROR_TOKEN = "zznotrace"
+#: PyTorch's own warning when num_workers exceeds the CPUs (dataloader.py, _create_warning_msg),
+#: printed by healthy runs: its "slow or even freeze" is no report of a hang, so the classifier
+#: does not read it (lower-cased, digits already collapsed)
+TOO_MANY_WORKERS_WARNING = re.compile(
+    r"this dataloader will create 0 worker processes in total\.[^\n]*?which is smaller than what this "
+    r"dataloader is going to create\.|please be aware that excessive worker creation might get dataloader "
+    r"running slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary\.?")
 SHIPPED = DATA_DIR / "classifier.json.gz"
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
@@ -34,8 +41,9 @@ VECTORIZERS = {
 
 def preprocess(text: str) -> str:
     """Lower-case; numbers (pids, sizes, line numbers) and hex addresses collapse to one token;
-    a text with no error word ends with the ``NO_ERROR_TOKEN`` marker."""
-    text = DIGITS.sub("0", HEX.sub("0x", text.lower()))
+    PyTorch's too-many-workers warning goes; a text with no error word ends with the
+    ``NO_ERROR_TOKEN`` marker."""
+    text = TOO_MANY_WORKERS_WARNING.sub(" ", DIGITS.sub("0", HEX.sub("0x", text.lower())))
     return text if ERROR_WORDS.search(text) else text + " " + NO_ERROR_TOKEN
 
 

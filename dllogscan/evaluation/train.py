@@ -55,6 +55,16 @@ def signature_class(item: Item) -> str:
     return _signature_class(item.path, item.path.stat().st_mtime_ns)
 
 
+def prose_class(pred: dict[str, float], text: str) -> str:
+    """What a failure told in prose makes of a text the signatures leave (``combine.told_in_prose``
+    with these probabilities), else ``none``: the thresholds are chosen for the rows it leaves."""
+    from ..classify.combine import told_in_prose
+
+    told = [d for d in told_in_prose(pred, list(enumerate(text.split("\n"), 1)), set())
+            if d.confidence >= pipeline.DEFAULT_MIN_CONFIDENCE]
+    return max(told, key=lambda d: d.confidence).cls if told else "none"
+
+
 def signature_examples() -> tuple[list[str], list[str]]:
     """The database's own example lines, labelled by their entry's class: real error texts of
     every PyTorch version, which the corpus alone would not cover."""
@@ -133,7 +143,8 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     model.temperature, model.bias = fit_scaling(oof[scored], y)
     probs = apply_scaling(oof[scored], model.temperature, model.bias)
     truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
-    fixed = [signature_class(items[j]) for j in scored]
+    fixed = [signature_class(items[j]) if signature_class(items[j]) != "none"
+             else prose_class(dict(zip(names, row)), texts[j]) for j, row in zip(scored, probs)]
     blocked = [blocked_classes([texts[j]]) | outside_classes(list(enumerate(texts[j].split("\n"), 1)))
                for j in scored]
     model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS, blocked=blocked)
