@@ -63,3 +63,10 @@ def test_notes_are_escaped_like_every_other_text_from_the_input():
     r = ScanResult(source="x", notes=("made by \x1b[31mgunicorn",))
     assert "\x1b" not in r.notes[0] and r.to_dict()["notes"] == list(r.notes)
     assert "notes" not in ScanResult(source="y").to_dict()
+
+
+def test_the_pipeline_reads_the_rules_only_for_the_classes_they_name():
+    from dllogscan.pipeline.runner import SCOPED_CLASSES
+
+    assert set().union(*(r.classes for r in RULES)) == SCOPED_CLASSES
+

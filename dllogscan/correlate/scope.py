@@ -61,12 +61,6 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     return tuple(out)
 
 
-def applies(diagnoses: Sequence[Diagnosis], rules: Sequence[OutsideRule] | None = None) -> bool:
-    """Whether any rule could set aside one of these diagnoses (then the text is worth reading)."""
-    rules = load_rules() if rules is None else rules
-    return any(d.cls in r.classes for d in diagnoses for r in rules)
-
-
 def outside_classes(lines: Sequence[tuple[int, str]], rules: Sequence[OutsideRule] | None = None) -> frozenset[str]:
     """The classes these lines put outside scope (what ``set_aside`` would drop); the threshold
     choice in training applies the same rule to the classifier's own verdicts."""

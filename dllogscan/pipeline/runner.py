@@ -18,6 +18,8 @@ from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, Peeked
 from ..normalize.encoding import Transcoded, text_encoding
 
 DEFAULT_MIN_CONFIDENCE = 0.5
+#: the classes ``dllogscan/data/scope.toml`` may set aside (tests/test_scope.py keeps them in step)
+SCOPED_CLASSES = frozenset({"D"})
 
 
 @lru_cache(maxsize=8)
@@ -111,12 +113,10 @@ def run(source: Source, scanner: Scanner | None = None,
 def _in_scope(diagnoses, out: ScanOutput):
     """The diagnoses the text does not show to be another program's (``correlate/scope.py``),
     and the notes of those set aside."""
-    if not diagnoses:
+    if not any(d.cls in SCOPED_CLASSES for d in diagnoses):  # keeps the rules unread on most runs
         return diagnoses, ()
     from ..correlate import scope  # noqa: PLC0415 - read only when there is a verdict to check
 
-    if not scope.applies(diagnoses):
-        return diagnoses, ()
     from ..classify.digest import digest_lines  # noqa: PLC0415
 
     return scope.set_aside(diagnoses, digest_lines(out))
