@@ -99,7 +99,6 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
     return out
 
 
-
 def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], found: set[str]) -> list[Diagnosis]:
     """Diagnoses from failures told in prose (see the rules), weighed by the classifier: at most
     one per class, none of a class already ``found``."""
@@ -119,6 +118,7 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
                              notes=(f"a failure told in prose (line {told[0]}); the text classifier gives class "
                                     f"{cls} {p:.0%}, none {p_none:.0%}",)))
     return out
+
 
 def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
     """A ``*-suspected`` diagnosis with the subclass the classifier is sure of (see the rules)."""

@@ -115,9 +115,8 @@ def _in_scope(diagnoses, out: ScanOutput):
     and the notes of those set aside."""
     if not any(d.cls in SCOPED_CLASSES for d in diagnoses):  # keeps the rules unread on most runs
         return diagnoses, ()
-    from ..correlate import scope  # noqa: PLC0415 - read only when there is a verdict to check
-
-    from ..classify.digest import digest_lines  # noqa: PLC0415
+    from ..classify.digest import digest_lines  # noqa: PLC0415 - read only when there is a verdict to check
+    from ..correlate import scope  # noqa: PLC0415
 
     return scope.set_aside(diagnoses, digest_lines(out))
 
