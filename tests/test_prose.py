@@ -30,10 +30,12 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
 
 
 @pytest.mark.parametrize("body, message", [
-    ('[[told]]\nlabel = "E"\n', "told #1 needs exactly"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\n', "told #1 needs exactly"),
     ('loader = "worker"\n[[told]]\nlabel = "X"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\n', "told #1 needs exactly"),
     ('loader = "("\n', "bad pattern"),
+    ('[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\ncounter_examples = []\n',
+     "needs a `loader` pattern"),
 ])
 def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad = tmp_path / "prose.toml"

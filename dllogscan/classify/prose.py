@@ -49,7 +49,9 @@ def _compile(path: Path, where: str, pattern: str) -> "regex.Pattern[str]":
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     doc = data_document(path)
-    loader = _compile(path, "loader", str(doc.get("loader", "")))
+    if not isinstance(doc.get("loader"), str) or not doc["loader"].strip():
+        raise SignatureError(f"{path}: needs a `loader` pattern (the words of the loader or its workers)")
+    loader = _compile(path, "loader", doc["loader"])
     out = []
     for i, raw in enumerate(doc.get("told", []), start=1):
         if set(raw) != FIELDS or raw["label"] not in LABELS or raw["label"] == "none":

@@ -143,8 +143,9 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     model.temperature, model.bias = fit_scaling(oof[scored], y)
     probs = apply_scaling(oof[scored], model.temperature, model.bias)
     truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
-    fixed = [signature_class(items[j]) if signature_class(items[j]) != "none"
-             else prose_class(dict(zip(names, row)), texts[j]) for j, row in zip(scored, probs)]
+    fixed = [signature_class(items[j]) for j in scored]
+    fixed = [f if f != "none" else prose_class(dict(zip(names, row)), texts[j])
+             for f, j, row in zip(fixed, scored, probs)]
     blocked = [blocked_classes([texts[j]]) | outside_classes(list(enumerate(texts[j].split("\n"), 1)))
                for j in scored]
     model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS, blocked=blocked)
