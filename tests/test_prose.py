@@ -45,12 +45,12 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
 
 
 def test_training_chooses_thresholds_for_the_rows_prose_leaves():
-    from dllogscan.evaluation.train import prose_class
+    from dllogscan.evaluation.train import numbered, prose_class
 
-    told = "# Training freezes\nWith num_workers=8 the DataLoader gets stuck after epoch 3."
+    told = numbered("# Training freezes\nWith num_workers=8 the DataLoader gets stuck after epoch 3.")
     assert prose_class({"E": 0.4, "none": 0.4, "A": 0.2}, told) == "E"
     assert prose_class({"E": 0.02, "none": 0.98}, told) == "none"  # the classifier vetoes it
-    assert prose_class({"E": 0.4, "none": 0.4, "A": 0.2}, "the loss is nan after epoch 3") == "none"
+    assert prose_class({"E": 0.4, "none": 0.4, "A": 0.2}, numbered("the loss is nan after epoch 3")) == "none"
 
 
 def test_the_classifier_does_not_read_pytorchs_too_many_workers_warning():

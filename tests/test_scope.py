@@ -70,3 +70,11 @@ def test_the_pipeline_reads_the_rules_only_for_the_classes_they_name():
 
     assert set().union(*(r.classes for r in RULES)) == SCOPED_CLASSES
 
+
+
+def test_the_terminal_shows_the_note_beside_a_diagnosis_that_stayed():
+    from dllogscan.report.terminal import to_text
+
+    kept = Diagnosis(cls="B", subclass="oom", title="A worker ran out of host memory", confidence=0.9, evidence=())
+    text = to_text([ScanResult(source="x.log", diagnoses=(kept,), notes=("made by gunicorn (line 1)",))])
+    assert "Class B" in text and "note" in text and "made by gunicorn (line 1)" in text

@@ -55,13 +55,17 @@ def signature_class(item: Item) -> str:
     return _signature_class(item.path, item.path.stat().st_mtime_ns)
 
 
-def prose_class(pred: dict[str, float], text: str) -> str:
-    """What a failure told in prose makes of a text the signatures leave (``combine.told_in_prose``
+def numbered(text: str) -> list[tuple[int, str]]:
+    """A digest text back as the numbered lines the pipeline's rules read."""
+    return list(enumerate(text.split("\n"), 1))
+
+
+def prose_class(pred: dict[str, float], lines: list[tuple[int, str]]) -> str:
+    """What a failure told in prose makes of lines the signatures leave (``combine.told_in_prose``
     with these probabilities), else ``none``: the thresholds are chosen for the rows it leaves."""
     from ..classify.combine import told_in_prose
 
-    told = [d for d in told_in_prose(pred, list(enumerate(text.split("\n"), 1)), set())
-            if d.confidence >= pipeline.DEFAULT_MIN_CONFIDENCE]
+    told = [d for d in told_in_prose(pred, lines, set()) if d.confidence >= pipeline.DEFAULT_MIN_CONFIDENCE]
     return max(told, key=lambda d: d.confidence).cls if told else "none"
 
 
@@ -143,11 +147,11 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     model.temperature, model.bias = fit_scaling(oof[scored], y)
     probs = apply_scaling(oof[scored], model.temperature, model.bias)
     truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
+    lines = [numbered(texts[j]) for j in scored]
     fixed = [signature_class(items[j]) for j in scored]
-    fixed = [f if f != "none" else prose_class(dict(zip(names, row)), texts[j])
-             for f, j, row in zip(fixed, scored, probs)]
-    blocked = [blocked_classes([texts[j]]) | outside_classes(list(enumerate(texts[j].split("\n"), 1)))
-               for j in scored]
+    fixed = [f if f != "none" else prose_class(dict(zip(names, row)), rows)
+             for f, row, rows in zip(fixed, probs, lines)]
+    blocked = [blocked_classes([texts[j]]) | outside_classes(rows) for j, rows in zip(scored, lines)]
     model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS, blocked=blocked)
     return model
 

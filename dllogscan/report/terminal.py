@@ -75,12 +75,11 @@ def print_results(results: Sequence[ScanResult], console=None) -> None:
                 continue
         if not r.diagnoses:
             console.print(Text("  No DataLoader worker failure found.", style="green"))
-            for note in r.notes:
-                console.print(_hanging("note", note))
-            continue
         for i, d in enumerate(r.diagnoses, start=1):
             for item in _diagnosis_renderables(d, i):
                 console.print(item)
+        for note in r.notes:  # a diagnosis set aside, whether or not another one stayed
+            console.print(_hanging("note", note))
 
 
 def to_text(results: Sequence[ScanResult], width: int = 100) -> str:
