@@ -34,6 +34,10 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
     ('loader = "worker"\n[[told]]\nlabel = "X"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\n', "told #1 needs exactly"),
     ('loader = "("\n', "bad pattern"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\nasides = "c"\n', "told #1 needs exactly"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\naside = "("\n', "bad pattern"),
     ('[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\ncounter_examples = []\n',
      "needs a `loader` pattern"),
 ])
@@ -42,6 +46,13 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad.write_text(body, encoding="utf-8")
     with pytest.raises(SignatureError, match=message):
         prose.load_rules(bad)
+
+
+def test_a_multi_rank_text_sets_a_hang_sentence_aside():
+    [hang] = [r for r in RULES if r.label == "E"]
+    told = [(1, "Validation hangs forever once the DataLoader has 8 workers.")]
+    assert hang.sentence(told) == told[0]
+    assert hang.sentence(told + [(5, "torchrun --nproc_per_node=8 train.py")]) is None
 
 
 def test_training_chooses_thresholds_for_the_rows_prose_leaves():

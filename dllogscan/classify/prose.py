@@ -15,6 +15,7 @@ from .labels import LABELS
 
 DATA = DATA_DIR / "prose.toml"
 FIELDS = {"label", "words", "unless", "prior", "examples", "counter_examples"}
+OPTIONAL = {"aside"}
 SENTENCE_END = regex.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
@@ -27,9 +28,13 @@ class ProseRule:
     prior: float
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
+    #: a line anywhere in the text that makes such a sentence no evidence (None: no such line)
+    aside: "regex.Pattern[str] | None" = None
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with a sentence that tells this failure, else None."""
+        if self.aside is not None and any(self.aside.search(text) for _, text in lines):
+            return None
         for number, text in lines:
             if not self.words.search(text) or self.unless.search(text):
                 continue
@@ -54,9 +59,12 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     loader = _compile(path, "loader", doc["loader"])
     out = []
     for i, raw in enumerate(doc.get("told", []), start=1):
-        if set(raw) != FIELDS or raw["label"] not in LABELS or raw["label"] == "none":
-            raise SignatureError(f"{path}: told #{i} needs exactly {', '.join(sorted(FIELDS))} and a label of {LABELS}")
-        out.append(ProseRule(raw["label"], _compile(path, f"told #{i}", raw["words"]),
-                             _compile(path, f"told #{i}", raw["unless"]), loader, float(raw["prior"]),
-                             tuple(raw["examples"]), tuple(raw["counter_examples"])))
+        if not FIELDS <= set(raw) <= FIELDS | OPTIONAL or raw["label"] not in LABELS or raw["label"] == "none":
+            raise SignatureError(f"{path}: told #{i} needs exactly {', '.join(sorted(FIELDS))} (and may have "
+                                 f"{', '.join(sorted(OPTIONAL))}) and a label of {LABELS}")
+        where = f"told #{i}"
+        aside = _compile(path, where, raw["aside"]) if "aside" in raw else None
+        out.append(ProseRule(raw["label"], _compile(path, where, raw["words"]), _compile(path, where, raw["unless"]),
+                             loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
+                             aside))
     return tuple(out)
