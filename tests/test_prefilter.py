@@ -119,6 +119,30 @@ def test_anchors_cover_every_keyword(shipped_db):
     assert all(any(a in k.encode() for a in anchors) for k in shipped_db.keywords)
 
 
+def test_over_the_packed_limit_a_shared_word_stands_for_its_keywords():
+    keywords = [f"kw{chr(97 + i // 26)}{chr(97 + i % 26)}xyz{i}" for i in range(62)]
+    keywords += ["num_workers", "persistent_workers", "workers_per_gpu", "dataloader workers"]
+    assert len(prefilter.anchors(keywords, limit=100)) == 66  # no keyword contains another
+    found = prefilter.anchors(keywords, limit=64)
+    assert len(found) == 63 and b"workers" in found and b"num_workers" not in found
+    assert all(any(a in k.encode() for a in found) for k in keywords)
+    assert prefilter.anchors(keywords[:60]) == sorted({k.encode() for k in keywords[:60]}, key=lambda k: (len(k), k))
+
+
+def test_a_line_found_by_a_shared_word_is_matched_by_its_real_keywords(shipped_db):
+    """The shipped keywords exceed the packed limit, so ``workers`` stands for its family: a line
+    with the word alone is found and left alone, the lines with real keywords still match."""
+    from dllogscan.scan.anchors import PACKED_LIMIT, _minimal
+
+    assert len(_minimal({k.encode() for k in shipped_db.keywords})) > PACKED_LIMIT
+    assert b"workers" in prefilter.anchors(shipped_db.keywords)
+    text = (b"the workers are fine\nconfig: num_workers=8, persistent_workers=True\n"
+            b"RuntimeError: DataLoader worker (pid(s) 7) exited unexpectedly\n")
+    out = pipeline.get_scanner().scan(io.BytesIO(text))
+    assert sorted({h.line for h in out.hits}) == [2, 3]
+    assert {h.facts.get("num_workers") for h in out.hits if h.line == 2} >= {"8"}
+
+
 def test_anchors_are_the_same_list_whatever_the_hash_seed():
     """The anchors key the Hyperscan cache: the same keywords give the same list in every run."""
     code = ("from dllogscan.pipeline.runner import get_scanner; from dllogscan.scan.anchors import anchors; "
