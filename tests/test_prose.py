@@ -34,6 +34,7 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
     ('loader = "worker"\n[[told]]\nlabel = "X"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\n', "told #1 needs exactly"),
     ('loader = "("\n', "bad pattern"),
+    ('loader = "worker"\nelsewhere = "("\n', "bad pattern"),
     ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\nasides = "c"\n', "told #1 needs exactly"),
     ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
@@ -53,6 +54,14 @@ def test_a_multi_rank_text_sets_a_hang_sentence_aside():
     told = [(1, "Validation hangs forever once the DataLoader has 8 workers.")]
     assert hang.sentence(told) == told[0]
     assert hang.sentence(told + [(5, "torchrun --nproc_per_node=8 train.py")]) is None
+
+
+def test_another_programs_worker_pool_sets_every_rule_aside():
+    told = [(1, "The data loader worker gets killed after running for a while.")]
+    for rule in RULES:
+        assert rule.sentence(told + [(2, "gunicorn app:app --workers 4 --preload")]) is None
+    [oom] = [r for r in RULES if r.label == "B.oom"]
+    assert oom.sentence(told) == told[0]
 
 
 def test_training_chooses_thresholds_for_the_rows_prose_leaves():

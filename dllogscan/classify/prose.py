@@ -57,13 +57,16 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     if not isinstance(doc.get("loader"), str) or not doc["loader"].strip():
         raise SignatureError(f"{path}: needs a `loader` pattern (the words of the loader or its workers)")
     loader = _compile(path, "loader", doc["loader"])
+    elsewhere = doc.get("elsewhere", "")
+    _compile(path, "elsewhere", elsewhere)
     out = []
     for i, raw in enumerate(doc.get("told", []), start=1):
         if not FIELDS <= set(raw) <= FIELDS | OPTIONAL or raw["label"] not in LABELS or raw["label"] == "none":
             raise SignatureError(f"{path}: told #{i} needs exactly {', '.join(sorted(FIELDS))} (and may have "
                                  f"{', '.join(sorted(OPTIONAL))}) and a label of {LABELS}")
         where = f"told #{i}"
-        aside = _compile(path, where, raw["aside"]) if "aside" in raw else None
+        asides = [p for p in (elsewhere, raw.get("aside", "")) if p]
+        aside = _compile(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
         out.append(ProseRule(raw["label"], _compile(path, where, raw["words"]), _compile(path, where, raw["unless"]),
                              loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
                              aside))
