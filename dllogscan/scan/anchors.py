@@ -8,7 +8,7 @@ from typing import Iterable
 
 #: Aho-Corasick's vectorised (packed, "Teddy") searcher takes at most 64 literals; at 65 it falls
 #: back to the automaton, about six times slower (measured on the batch bench's logs: 2.8 ms ->
-#: 17 ms per 12 MB, the whole bench 1.12x -> 1.36x grep)
+#: 17 ms per 12 MB; the bench's mixed logs, 2 processes: 0.75 s -> 0.94 s)
 PACKED_LIMIT = 64
 #: the shortest literal that may stand for several keywords (``workers`` for ``num_workers``,
 #: ``persistent_workers``, ...): shorter ones would wake the scanner on too many lines
