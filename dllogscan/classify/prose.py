@@ -10,7 +10,7 @@ from typing import Sequence
 import regex
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR, data_document
+from ..core.paths import DATA_DIR, data_document, data_pattern
 from .labels import LABELS
 
 DATA = DATA_DIR / "prose.toml"
@@ -43,22 +43,15 @@ class ProseRule:
         return None
 
 
-def _compile(path: Path, where: str, pattern: str) -> "regex.Pattern[str]":
-    try:
-        return regex.compile(pattern, regex.IGNORECASE)
-    except regex.error as exc:
-        raise SignatureError(f"{path}: {where}: bad pattern: {exc}") from None
-
-
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     doc = data_document(path)
     if not isinstance(doc.get("loader"), str) or not doc["loader"].strip():
         raise SignatureError(f"{path}: needs a `loader` pattern (the words of the loader or its workers)")
-    loader = _compile(path, "loader", doc["loader"])
+    loader = data_pattern(path, "loader", doc["loader"])
     elsewhere = doc.get("elsewhere", "")
-    _compile(path, "elsewhere", elsewhere)
+    data_pattern(path, "elsewhere", elsewhere)
     out = []
     for i, raw in enumerate(doc.get("told", []), start=1):
         if not FIELDS <= set(raw) <= FIELDS | OPTIONAL or raw["label"] not in LABELS or raw["label"] == "none":
@@ -66,8 +59,8 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
                                  f"{', '.join(sorted(OPTIONAL))}) and a label of {LABELS}")
         where = f"told #{i}"
         asides = [p for p in (elsewhere, raw.get("aside", "")) if p]
-        aside = _compile(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
-        out.append(ProseRule(raw["label"], _compile(path, where, raw["words"]), _compile(path, where, raw["unless"]),
+        aside = data_pattern(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
+        out.append(ProseRule(raw["label"], data_pattern(path, where, raw["words"]), data_pattern(path, where, raw["unless"]),
                              loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
                              aside))
     return tuple(out)

@@ -48,6 +48,19 @@ def data_document(path: Path) -> dict:
         raise SignatureError(f"{path}: cannot load: {exc}") from None
 
 
+def data_pattern(path: Path, where: str, pattern: str):
+    """A data file's case-insensitive pattern, compiled; a bad one raises ``SignatureError`` naming
+    the file and ``where`` in it."""
+    import regex
+
+    from .errors import SignatureError
+
+    try:
+        return regex.compile(pattern, regex.IGNORECASE)
+    except regex.error as exc:
+        raise SignatureError(f"{path}: {where}: bad pattern: {exc}") from None
+
+
 def data_entries(path: Path, key: str) -> list[dict]:
     """The ``[[key]]`` tables of a TOML data file (see ``data_document``)."""
     return list(data_document(path).get(key, []))

@@ -17,7 +17,7 @@ import regex
 
 from ..core.errors import SignatureError
 from ..core.models import Diagnosis
-from ..core.paths import DATA_DIR, data_entries
+from ..core.paths import DATA_DIR, data_entries, data_pattern
 
 DATA = DATA_DIR / "scope.toml"
 FIELDS = {"id", "classes", "host", "unless", "note", "examples", "counter_examples"}
@@ -52,10 +52,7 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     for i, raw in enumerate(data_entries(path, "outside"), start=1):
         if set(raw) != FIELDS:
             raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))}")
-        try:
-            host, unless = (regex.compile(raw[k], regex.IGNORECASE) for k in ("host", "unless"))
-        except regex.error as exc:
-            raise SignatureError(f"{path}: {raw['id']}: bad pattern: {exc}") from None
+        host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"],
                                tuple(raw["examples"]), tuple(raw["counter_examples"])))
     return tuple(out)
