@@ -138,3 +138,27 @@ def test_an_interrupt_in_the_loaders_shutdown_is_a_hang():
     d = dllogscan.scan(text, name="ctrl-c.log", classifier="off").diagnoses
     assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
     assert any(e.text.startswith("KeyboardInterrupt") for e in d[0].evidence)
+
+
+#: a report's interrupt traceback cut short: no KeyboardInterrupt, no wait frame, only the '^C'
+#: the terminal echoed and the loop's frames down into the data loader
+CUT_INTERRUPT = (
+    "^CTraceback (most recent call last):\n"
+    '  File "train.py", line 298, in train\n'
+    "    for i, (imgs, targets) in pbar:\n"
+    f'  File "{SITE}/torch/utils/data/dataloader.py", line 521, in __next__\n'
+    "    data = self._next_data()\n")
+
+
+def test_a_cut_interrupt_traceback_through_the_loader_is_a_hang():
+    d = dllogscan.scan(CUT_INTERRUPT, name="paste.txt", classifier="off").diagnoses
+    assert [(x.cls, x.subclass) for x in d] == [("E", "hang")]
+    assert d[0].evidence[0].text.startswith("^CTraceback")
+
+
+@pytest.mark.parametrize("text", [
+    CUT_INTERRUPT.replace("^C", ""),  # an ordinary traceback: no sign of a hand interrupt
+    CUT_INTERRUPT.replace(f"{SITE}/torch/utils/data/dataloader.py", "/app/model.py"),  # not in the loader
+])
+def test_an_interrupt_echo_needs_both_the_echo_and_a_loader_frame(text):
+    assert not dllogscan.scan(text, name="paste.txt", classifier="off").diagnoses

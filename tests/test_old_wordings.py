@@ -2,6 +2,8 @@
 exception cited where the old re-raise printed its traceback as the message."""
 from __future__ import annotations
 
+import pytest
+
 import dllogscan
 
 SITE = "/usr/local/lib/python3.6/dist-packages"
@@ -47,13 +49,23 @@ def test_cuda_init_error_inside_a_legacy_reraise_is_d():
     assert [x.cls for x in scan(text)] == ["D"]
 
 
-def test_the_thc_check_line_from_a_worker_is_d_not_b():
-    text = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error\n"
-            "RuntimeError: Caught RuntimeError in DataLoader worker process 2.\n"
-            "Original Traceback (most recent call last):\n"
-            f'  File "{SITE}/torch/utils/data/_utils/worker.py", line 178, in _worker_loop\n'
-            "RuntimeError: cuda runtime error (3) : initialization error at /pytorch/aten/src/THC/THCGeneral.cpp:50\n")
-    d = scan(text)
+THC_CHECK = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=3 : initialization error\n"
+
+
+@pytest.mark.parametrize("below", [
+    # the worker's error, re-raised by the main process: D, not B
+    ("RuntimeError: Caught RuntimeError in DataLoader worker process 2.\n"
+     "Original Traceback (most recent call last):\n"
+     f'  File "{SITE}/torch/utils/data/_utils/worker.py", line 178, in _worker_loop\n'
+     "RuntimeError: cuda runtime error (3) : initialization error at /pytorch/aten/src/THC/THCGeneral.cpp:50\n"),
+    # a report's traceback cut after the loader's __next__ (pytorch#33754's shape)
+    ("Process Process-2:\nTraceback (most recent call last):\n"
+     '  File "/usr/lib/python3.7/multiprocessing/process.py", line 99, in run\n'
+     f'  File "{SITE}/torch/utils/data/dataloader.py", line 345, in __next__\n'
+     "    data = self._next_data()\n"),
+])
+def test_the_thc_check_line_near_the_loader_is_d(below):
+    d = scan(THC_CHECK + below)
     assert [x.cls for x in d] == ["D"]
     assert "D.cuda-fork.thc-check-fail" in d[0].signatures
 
@@ -74,3 +86,21 @@ def test_old_cuda_init_texts_outside_a_dataloader_are_not_d():
            '  File "lib/multiprocessing.py", line 30, in run\n    dist.destroy_process_group()\n')
     for text in (hogwild, ddp):  # the text classifier weighs such pastes on its own
         assert scan(text) == ()
+
+
+@pytest.mark.parametrize("error", [
+    "TypeError: default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+    "found <class 'NoneType'>",
+    "TypeError: batch must contain tensors, numbers, dicts or lists; found <class 'NoneType'>",  # before 1.0
+])
+def test_a_sample_the_collate_function_cannot_batch_is_a_dataset_failure(error):
+    d = scan(f"Training on a custom dataset fails:\n{error}\n")
+    assert [(x.cls, x.subclass) for x in d] == [("B", "getitem")]
+    assert "B.getitem.collate-type" in d[0].signatures
+
+
+def test_the_collate_message_in_source_code_or_away_from_pytorch_is_not_b():
+    code = 'error_msg = "batch must contain tensors, numbers, dicts or lists; found {}"\n'
+    alone = "TypeError: batch must contain tensors, numbers, dicts or lists; found <class 'NoneType'>\n"
+    assert scan(code) == ()
+    assert scan(alone) == ()  # no line about PyTorch training near it: the classifier weighs such pastes

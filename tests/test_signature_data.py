@@ -130,7 +130,7 @@ def test_failure_counter_examples_match_no_failure_of_same_class():
                                 f"is {entry['class']}.{entry.get('subclass')} per {_where(other)}")
 
 
-BUILTIN_CONDITIONS = {"@progress", "@relevant"}  # evaluated by dllogscan.correlate, not by another entry
+BUILTIN_CONDITIONS = {"@progress", "@relevant", "@loader-frame"}  # evaluated by dllogscan.correlate, not by another entry
 
 
 def _resolve(ids: list[str]) -> list[str]:
@@ -142,7 +142,8 @@ def test_references_resolve(entry):
     for field in ("requires", "excludes"):
         for rule in entry.get(field, []):
             assert set(rule) <= {"ids", "within", "same"}, f"{_where(entry)}: {field} keys"
-            assert _resolve(rule["ids"]), f"{_where(entry)}: {field} points nowhere: {rule['ids']}"
+            for target in rule["ids"]:
+                assert _resolve([target]), f"{_where(entry)}: {field} points nowhere: {target!r}"
             if "same" in rule:
                 assert rule["same"] in FACTS, _where(entry)
     for cls in entry.get("absorbs", []):

@@ -35,6 +35,11 @@ PROGRESS_RE = re.compile(
     r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
     r"|\bloss\b\s*[:=]", re.IGNORECASE)
 
+#: a traceback frame in the data-loading code: PyTorch's ``torch/utils/data`` or a file named for a
+#: data loader (``libdfdata/torch_dataloader.py``), where an interrupted loop was waiting on its data
+LOADER_FRAME_RE = re.compile(
+    r'File "[^"\n]*(?:torch[/\\]utils[/\\]data[/\\]|data_?loader[^"/\\\n]*\.py")[^\n]*, line \d+', re.IGNORECASE)
+
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
@@ -81,12 +86,14 @@ def _pids(facts: dict[str, str]) -> set[str]:
 
 
 def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
-    """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training."""
+    """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training;
+    ``@loader-frame``: a traceback frame in the data-loading code (the hit's captured lines count)."""
     if name == "@progress":
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
     window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
-    return any(RELEVANT.search(t) for t in window + [hit.text])
+    pattern = LOADER_FRAME_RE if name == "@loader-frame" else RELEVANT
+    return any(pattern.search(t) for t in window + [hit.text])
 
 
 def _condition_holds(cond: Condition, hit: Hit, index: dict[str, list[Hit]]) -> bool:

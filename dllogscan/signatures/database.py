@@ -23,7 +23,7 @@ KNOWN_KEYS = {
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
-BUILTIN_CONDITIONS = ("@progress", "@relevant")
+BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes"}
 
