@@ -68,6 +68,25 @@ def test_the_classifier_alone_needs_the_loader_for_a_hang():
     assert own_verdict(pred, loader, 0.5, {"E": 0.7}) == "E.hang"
 
 
+@pytest.mark.parametrize("text", [
+    "training gets stuck at the first batch of train_loader",
+    "the run freezes in data loading and never starts",
+    "it hangs while fetching a batch of images and labels",
+    "the dataloader hangs",
+])
+def test_the_loader_is_named_in_more_ways_than_its_class(text):
+    from dllogscan.classify.combine import blocked_classes
+
+    assert blocked_classes([text]) == set()
+
+
+@pytest.mark.parametrize("text", ["the model_loader hangs", "loading the checkpoint hangs", "the barrier hangs"])
+def test_other_loaders_do_not_speak_of_the_data_loader(text):
+    from dllogscan.classify.combine import blocked_classes
+
+    assert blocked_classes([text]) == {"E"}
+
+
 def test_reliability_and_ece():
     conf = [0.95, 0.95, 0.55, 0.55]
     ok = [True, True, True, False]

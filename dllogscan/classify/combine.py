@@ -23,8 +23,9 @@
   log of a java service killed by the OOM killer reads like class B to a bag of words, but it is no
   DataLoader report.) The confidence shown is the calibrated probability itself;
 - a hang told in prose (class E, from the classifier alone) also needs the text to speak of the
-  data loader or its workers (LOADER_CONTEXT): a DDP barrier, an NCCL timeout or a BLAS deadlock
-  reads like a loader hang to a bag of words. The thresholds are chosen with this rule applied
+  data loader or its workers (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers,
+  workers, a train_loader, "data loading", "fetching a batch"): a DDP barrier, an NCCL timeout or a
+  BLAS deadlock reads like a loader hang to a bag of words. The thresholds are chosen with this rule applied
   (``blocked_classes``), so E's comes down where its look-alikes no longer count against it;
 - with no signature verdict, one sentence that tells a failure in prose — the loader or its
   workers hang, were killed, ran out of memory, crashed (``prose.py``, data ``data/prose.toml``)
@@ -37,8 +38,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-import re
-
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
 from ..core.models import Diagnosis, Evidence
 from .labels import TITLE, split_label
@@ -50,7 +49,6 @@ EPS = 1e-3
 DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
-LOADER_CONTEXT = re.compile(r"num_workers|data ?loader|worker", re.IGNORECASE)
 NEEDS_LOADER_CONTEXT = frozenset({"E"})
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
@@ -164,7 +162,10 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
 def blocked_classes(texts) -> frozenset[str]:
     """The classes the classifier may not give alone to these texts: E without a word of the
     data loader or its workers (see the rules above)."""
-    return frozenset() if any(LOADER_CONTEXT.search(t) for t in texts) else NEEDS_LOADER_CONTEXT
+    from .prose import loader_text
+
+    loader = loader_text()
+    return frozenset() if any(loader.search(t) for t in texts) else NEEDS_LOADER_CONTEXT
 
 
 def update(prior: float, p_class: float, p_none: float) -> float:

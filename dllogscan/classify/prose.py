@@ -43,13 +43,24 @@ class ProseRule:
         return None
 
 
+def _required_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Pattern[str]":
+    if not isinstance(doc.get(key), str) or not doc[key].strip():
+        raise SignatureError(f"{path}: needs a `{key}` pattern ({what})")
+    return data_pattern(path, key, doc[key])
+
+
+@lru_cache(maxsize=2)
+def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
+    """The words that make a whole text speak of the data loader (``loader_text`` in the data
+    file): the classifier gives a hang alone only to a text with one (``combine.blocked_classes``)."""
+    return _required_pattern(path, data_document(path), "loader_text", "the words of a text about the data loader")
+
+
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     doc = data_document(path)
-    if not isinstance(doc.get("loader"), str) or not doc["loader"].strip():
-        raise SignatureError(f"{path}: needs a `loader` pattern (the words of the loader or its workers)")
-    loader = data_pattern(path, "loader", doc["loader"])
+    loader = _required_pattern(path, doc, "loader", "the words of the loader or its workers")
     elsewhere = doc.get("elsewhere", "")
     data_pattern(path, "elsewhere", elsewhere)
     out = []
