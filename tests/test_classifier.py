@@ -68,8 +68,8 @@ def test_strong_signature_needs_no_classifier():
 
 
 def test_weak_signature_is_confirmed_or_vetoed_by_the_classifier():
-    agree = combine([diag("B", 0.6)], {"B.oom": 0.7, "E": 0.1, "none": 0.2}, [], FakeModel(), 0.5)
-    # odds 0.6/0.4 times sqrt(0.7/0.2) = 2.81 -> 0.737 (above the classifier's own 0.7)
+    agree = combine([diag("B", 0.6)], {"B.oom": 0.6, "E": 0.3, "none": 0.1}, [], FakeModel(), 0.5)
+    # odds 0.6/0.4 times (0.6/0.1) ** TEMPER (0.35) = 2.81 -> 0.737 (above both the hit's and the classifier's 0.6)
     assert agree[0].confidence == pytest.approx(0.737, abs=0.01) and agree[0].method == "signatures+classifier"
     veto = combine([diag("B", 0.6)], {"B.oom": 0.05, "none": 0.95}, [], FakeModel(), 0.5)
     assert veto == []
