@@ -89,9 +89,21 @@ def test_shared_memory_told_beside_the_loader_is_weak_evidence_of_a():
     assert (d.cls, d.method, d.confidence) == ("A", "prose+classifier", pytest.approx(0.6))
 
 
+LOADER_LINES = [(1, "training with a DataLoader, num_workers=8")]  # about training, names the loader, tells nothing
+
+
 def test_weak_signature_never_lowers_an_agreeing_classifier():
-    [d] = combine([diag("E", 0.25)], {"E": 0.68, "none": 0.2, "A": 0.12}, [], FakeModel(), 0.5)
-    assert d.cls == "E" and d.confidence == pytest.approx(0.68)  # calibrated: shown as it is
+    [d] = combine([diag("E", 0.25)], {"E": 0.78, "none": 0.1, "A": 0.12}, LOADER_LINES, FakeModel(), 0.5)
+    assert d.cls == "E" and d.confidence == pytest.approx(0.78)  # calibrated: shown as it is
+
+
+def test_a_context_hit_does_not_lift_the_classifier_over_its_own_threshold():
+    """Weightless context decides nothing: the classifier's top class below its threshold (the
+    default 0.7 here) stays no diagnosis beside it (pytorch#22924: a deliberate Ctrl-C)."""
+    context = Diagnosis(cls="E", subclass="hang", title="t", confidence=0.0, evidence=(Evidence(3, "x"),))
+    assert combine([context], {"E": 0.6, "none": 0.3, "A": 0.1}, LOADER_LINES, FakeModel(), 0.5) == []
+    [d] = combine([context], {"E": 0.8, "none": 0.1, "A": 0.1}, LOADER_LINES, FakeModel(), 0.5)
+    assert d.cls == "E" and d.confidence == pytest.approx(0.8)
 
 
 def test_classifier_alone_abstains_on_text_unrelated_to_training():

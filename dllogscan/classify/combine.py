@@ -70,11 +70,13 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
             model, min_confidence: float) -> list[Diagnosis]:
     """Merge signature diagnoses with the classifier's probabilities for the same source."""
     out = []
-    top = top_class(pred)
+    thresholds = getattr(model, "thresholds", None) or {}
+    alone = own_verdict(pred, lines, min_confidence, thresholds)
+    alone_cls = split_label(alone)[0] if alone else None
     for d in diagnoses:
         p = class_probability(pred, d.cls)
         conf = update(d.confidence, p, pred.get("none", 0.0))
-        if top == d.cls:  # never below what the classifier alone would say
+        if alone_cls == d.cls:  # never below what the classifier alone would say
             conf = max(conf, p)
         if d.cls == "E" and sum(1 for _, text in lines if PROGRESS_RE.search(text)) >= MIN_PROGRESS_LINES:
             conf = max(conf, d.confidence)  # the classifier cannot see a stall
@@ -83,9 +85,8 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
         note = f"classifier gives class {d.cls} {p:.0%}, none {pred.get('none', 0.0):.0%}"
         out.append(refine_subclass(dataclasses.replace(d, confidence=conf, method="signatures+classifier",
                                                        notes=d.notes + (note,)), pred))
-    thresholds = getattr(model, "thresholds", None) or {}
     decided = any(d.confidence > 0 for d in diagnoses)  # weightless context decides nothing
-    label = own_verdict(pred, lines, min_confidence, thresholds) if not decided else None
+    label = alone if not decided else None
     if label and not any(d.cls == split_label(label)[0] and d.confidence >= min_confidence for d in out):
         cls, sub = split_label(label)
         p = class_probability(pred, cls)
