@@ -4,7 +4,8 @@
 - a weaker one has its odds multiplied by the classifier's likelihood ratio between its class
   and "none", raised to TEMPER (< 1: the two read the same words, so they are not independent),
   so a weak, reworded hit in a text the classifier calls healthy drops below the threshold, and one
-  it backs rises;
+  it backs rises; a hit of the class the classifier would give alone (see below) is never shown
+  below the classifier's probability, and a weightless context hit lifts nothing by itself;
 - a ``canonical`` diagnosis (decided by the field guide's own failure text, e.g. a bare
   ``exited unexpectedly`` after 100 KB of healthy progress lines) keeps at least its signature
   confidence: the classifier may raise it, refine its subclass or rank another diagnosis above
@@ -26,8 +27,9 @@
 - a hang told in prose (class E, from the classifier alone) also needs the text to speak of the
   data loader or its workers (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers,
   workers, a train_loader, "data loading", "fetching a batch"): a DDP barrier, an NCCL timeout or a
-  BLAS deadlock reads like a loader hang to a bag of words. The thresholds are chosen with this rule applied
-  (``blocked_classes``), so E's comes down where its look-alikes no longer count against it;
+  BLAS deadlock reads like a loader hang to a bag of words. The thresholds are chosen with this
+  rule applied (``blocked_classes``), so E's comes down where its look-alikes no longer count
+  against it;
 - with no signature verdict, one sentence that tells a failure in prose — the loader or its
   workers hang, were killed, ran out of memory, crashed (``prose.py``, data ``data/prose.toml``)
   — is weak evidence of that class of its own: the rule's prior, whose odds the classifier's
