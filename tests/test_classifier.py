@@ -129,7 +129,7 @@ def test_a_hang_told_in_prose_is_weak_evidence_the_classifier_weighs():
     assert (d.cls, d.method, [e.line for e in d.evidence]) == ("E", "prose+classifier", [2])
     from dllogscan.classify.prose import load_rules
 
-    [hang] = [r for r in load_rules() if r.label == "E"]
+    [hang] = [r for r in load_rules() if r.label == "E" and r.subclass is None]
     assert d.confidence == pytest.approx(hang.prior)  # the prior, the classifier even
     assert combine([], {"E": 0.05, "none": 0.95}, lines, FakeModel(), 0.5) == []  # vetoed
     # the words must meet in one sentence; PyTorch's warning about too many workers is no report
@@ -223,3 +223,13 @@ def test_a_text_with_no_error_word_carries_the_marker_in_both_analyzers():
         assert light.char_features(text) == text_model._vectorizer("char").build_analyzer()(text)
     assert text_model.NO_ERROR_TOKEN in light.word_features(prose)
     assert text_model.NO_ERROR_TOKEN not in light.word_features(failing)
+
+
+def test_a_slow_start_told_in_prose_names_the_classifiers_hang():
+    lines = [(1, "# Slow epochs"), (2, "Each epoch is slow to start; persistent_workers=True makes it fast."),
+             (3, "training with a DataLoader, num_workers=8")]
+    [d] = combine([], {"E": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
+    assert (d.cls, d.subclass, d.method) == ("E", "slow-start", "classifier")
+    assert 2 in [e.line for e in d.evidence] and d.confidence == pytest.approx(0.9)
+    [h] = combine([], {"E": 0.9, "none": 0.1}, [lines[0], lines[2]], FakeModel(), 0.5)
+    assert h.subclass == "hang"  # no such sentence: the classifier's own subclass

@@ -23,7 +23,7 @@ def test_every_rule_has_examples_of_both_kinds_and_a_sure_enough_prior():
 
 
 def test_the_words_must_meet_the_loader_in_one_sentence():
-    [hang] = [r for r in RULES if r.label == "E"]
+    [hang] = [r for r in RULES if r.label == "E" and r.subclass is None]
     assert hang.sentence([(1, "The DataLoader is slow. The GPU hangs sometimes.")]) is None
     assert hang.sentence([(1, "It is slow.  With 8 workers it hangs at epoch 2.")]) is not None
     assert hang.sentence([(1, "数据加载很慢。num_workers=8 时训练卡住 and the loader hangs")]) is not None
@@ -41,6 +41,10 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
      'counter_examples = []\naside = "("\n', "bad pattern"),
     ('[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\ncounter_examples = []\n',
      "needs a `loader` pattern"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\nsubclass = "Slow Start"\n', "subclass must be"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\nneeds = "("\n', "bad pattern"),
 ])
 def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad = tmp_path / "prose.toml"
@@ -49,8 +53,16 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
         prose.load_rules(bad)
 
 
+def test_a_slow_start_sentence_needs_persistent_workers_in_the_text_and_names_its_subclass():
+    [slow] = [r for r in RULES if r.subclass == "slow-start"]
+    told = [(1, "Each new epoch waits about 10 s before the first batch: the pause is gone with 0 workers.")]
+    assert slow.sentence(told) is None  # nothing in the text names persistent_workers
+    assert slow.sentence(told + [(4, "loader = DataLoader(ds, num_workers=8, persistent_workers=False)")]) == told[0]
+    assert slow.label == "E" and "start-up" in slow.title
+
+
 def test_a_multi_rank_text_sets_a_hang_sentence_aside():
-    [hang] = [r for r in RULES if r.label == "E"]
+    [hang] = [r for r in RULES if r.label == "E" and r.subclass is None]
     told = [(1, "Validation hangs forever once the DataLoader has 8 workers.")]
     assert hang.sentence(told) == told[0]
     assert hang.sentence(told + [(5, "torchrun --nproc_per_node=8 train.py")]) is None

@@ -92,11 +92,11 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
     if label and not any(d.cls == split_label(label)[0] and d.confidence >= min_confidence for d in out):
         cls, sub = split_label(label)
         p = class_probability(pred, cls)
-        out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[label], confidence=p,
-                             evidence=cite(lines, label, model), method="classifier",
-                             notes=(f"no known error text matched; the text classifier says {label} "
-                                    f"({p:.0%}; its threshold for class {cls} is "
-                                    f"{thresholds.get(cls, DEFAULT_THRESHOLD):.0%})",)))
+        out.append(named_by_prose(Diagnosis(
+            cls=cls, subclass=sub, title=TITLE[label], confidence=p, evidence=cite(lines, label, model),
+            method="classifier", notes=(f"no known error text matched; the text classifier says {label} "
+                                        f"({p:.0%}; its threshold for class {cls} is "
+                                        f"{thresholds.get(cls, DEFAULT_THRESHOLD):.0%})",)), lines))
     if not decided:
         out += told_in_prose(pred, lines, {d.cls for d in out if d.confidence >= min_confidence})
     out = [d for d in out if d.confidence >= min_confidence]
@@ -114,15 +114,31 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
     out = []
     for rule in load_rules():
         cls, sub = split_label(rule.label)
+        sub = rule.subclass or sub
         if cls in found or (told := rule.sentence(lines)) is None:
             continue
         found = found | {cls}
         p, p_none = class_probability(pred, cls), class_probability(pred, "none")
-        out.append(Diagnosis(cls=cls, subclass=sub, title=TITLE[rule.label], confidence=update(rule.prior, p, p_none),
+        out.append(Diagnosis(cls=cls, subclass=sub, title=rule.title or TITLE[rule.label],
+                             confidence=update(rule.prior, p, p_none),
                              evidence=(Evidence(told[0], told[1][:600], "prose"),), method="prose+classifier",
                              notes=(f"a failure told in prose (line {told[0]}); the text classifier gives class "
                                     f"{cls} {p:.0%}, none {p_none:.0%}",)))
     return out
+
+
+def named_by_prose(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> Diagnosis:
+    """The classifier's own diagnosis with the subclass a prose rule of its class names (a slow
+    worker start-up told beside ``persistent_workers``), citing that sentence; else unchanged."""
+    from .prose import load_rules
+
+    for rule in load_rules():
+        if rule.subclass and split_label(rule.label)[0] == d.cls and (told := rule.sentence(lines)):
+            cited = tuple(e for e in d.evidence if e.line != told[0]) + (Evidence(told[0], told[1][:600], "prose"),)
+            return dataclasses.replace(d, subclass=rule.subclass, title=rule.title or d.title,
+                                       evidence=tuple(sorted(cited, key=lambda e: e.line)),
+                                       notes=d.notes + (f"subclass {rule.subclass}: told in prose (line {told[0]})",))
+    return d
 
 
 def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:

@@ -15,7 +15,7 @@ from .labels import LABELS
 
 DATA = DATA_DIR / "prose.toml"
 FIELDS = {"label", "words", "unless", "prior", "examples", "counter_examples"}
-OPTIONAL = {"aside"}
+OPTIONAL = {"aside", "needs", "subclass", "title"}
 SENTENCE_END = regex.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
@@ -30,10 +30,17 @@ class ProseRule:
     counter_examples: tuple[str, ...]
     #: a line anywhere in the text that makes such a sentence no evidence (None: no such line)
     aside: "regex.Pattern[str] | None" = None
+    #: words the text must hold somewhere for such a sentence to count (None: no such condition)
+    needs: "regex.Pattern[str] | None" = None
+    #: the subclass and title shown, when not the label's own (``labels.SUBCLASS``, ``labels.TITLE``)
+    subclass: str | None = None
+    title: str | None = None
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with a sentence that tells this failure, else None."""
         if self.aside is not None and any(self.aside.search(text) for _, text in lines):
+            return None
+        if self.needs is not None and not any(self.needs.search(text) for _, text in lines):
             return None
         for number, text in lines:
             if not self.words.search(text) or self.unless.search(text):
@@ -71,7 +78,11 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
         where = f"told #{i}"
         asides = [p for p in (elsewhere, raw.get("aside", "")) if p]
         aside = data_pattern(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
+        needs = data_pattern(path, where, raw["needs"]) if raw.get("needs") else None
+        subclass = raw.get("subclass")
+        if subclass is not None and not (isinstance(subclass, str) and regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", subclass)):
+            raise SignatureError(f"{path}: {where}: subclass must be lower-case words joined by '-'")
         out.append(ProseRule(raw["label"], data_pattern(path, where, raw["words"]), data_pattern(path, where, raw["unless"]),
                              loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
-                             aside))
+                             aside, needs, subclass, raw.get("title")))
     return tuple(out)
