@@ -121,3 +121,10 @@ def test_support_frames_are_not_cited_for_another_class(mini_scanner):
           "RuntimeError: DataLoader worker (pid 99) is killed by signal: Killed.\n")
     [d] = diagnose(mini_scanner, progress_lines(10) + tb)
     assert d.cls == "B" and [e.signature for e in d.evidence] == ["B.oom.killed-by-signal"]
+
+
+def test_every_built_in_condition_the_database_accepts_is_evaluated():
+    from dllogscan.correlate.candidates import WINDOW_CONDITIONS
+    from dllogscan.signatures.database import BUILTIN_CONDITIONS
+
+    assert set(BUILTIN_CONDITIONS) == {"@progress", *WINDOW_CONDITIONS}

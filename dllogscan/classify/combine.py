@@ -121,10 +121,15 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
         p, p_none = class_probability(pred, cls), class_probability(pred, "none")
         out.append(Diagnosis(cls=cls, subclass=sub, title=rule.title or TITLE[rule.label],
                              confidence=update(rule.prior, p, p_none),
-                             evidence=(Evidence(told[0], told[1][:600], "prose"),), method="prose+classifier",
+                             evidence=(_prose_evidence(told),), method="prose+classifier",
                              notes=(f"a failure told in prose (line {told[0]}); the text classifier gives class "
                                     f"{cls} {p:.0%}, none {p_none:.0%}",)))
     return out
+
+
+def _prose_evidence(told: tuple[int, str]) -> Evidence:
+    """The cited line of a prose rule's sentence (``ProseRule.sentence``)."""
+    return Evidence(told[0], told[1][:600], "prose")
 
 
 def named_by_prose(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> Diagnosis:
@@ -134,7 +139,7 @@ def named_by_prose(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> Diagnosis:
 
     for rule in load_rules():
         if rule.subclass and split_label(rule.label)[0] == d.cls and (told := rule.sentence(lines)):
-            cited = tuple(e for e in d.evidence if e.line != told[0]) + (Evidence(told[0], told[1][:600], "prose"),)
+            cited = tuple(e for e in d.evidence if e.line != told[0]) + (_prose_evidence(told),)
             return dataclasses.replace(d, subclass=rule.subclass, title=rule.title or d.title,
                                        evidence=tuple(sorted(cited, key=lambda e: e.line)),
                                        notes=d.notes + (f"subclass {rule.subclass}: told in prose (line {told[0]})",))

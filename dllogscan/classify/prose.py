@@ -11,6 +11,7 @@ import regex
 
 from ..core.errors import SignatureError
 from ..core.paths import DATA_DIR, data_document, data_pattern
+from ..signatures.database import SUBCLASS_RE
 from .labels import LABELS
 
 DATA = DATA_DIR / "prose.toml"
@@ -57,16 +58,22 @@ def _required_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Patt
 
 
 @lru_cache(maxsize=2)
+def _document(path: Path) -> dict:
+    """The data file, read and parsed once for both ``loader_text`` and ``load_rules``."""
+    return data_document(path)
+
+
+@lru_cache(maxsize=2)
 def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
     """The words that make a whole text speak of the data loader (``loader_text`` in the data
     file): the classifier gives a hang alone only to a text with one (``combine.blocked_classes``)."""
-    return _required_pattern(path, data_document(path), "loader_text", "the words of a text about the data loader")
+    return _required_pattern(path, _document(path), "loader_text", "the words of a text about the data loader")
 
 
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
-    doc = data_document(path)
+    doc = _document(path)
     loader = _required_pattern(path, doc, "loader", "the words of the loader or its workers")
     elsewhere = doc.get("elsewhere", "")
     data_pattern(path, "elsewhere", elsewhere)
@@ -80,7 +87,7 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
         aside = data_pattern(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
         needs = data_pattern(path, where, raw["needs"]) if raw.get("needs") else None
         subclass = raw.get("subclass")
-        if subclass is not None and not (isinstance(subclass, str) and regex.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", subclass)):
+        if subclass is not None and not (isinstance(subclass, str) and SUBCLASS_RE.match(subclass)):
             raise SignatureError(f"{path}: {where}: subclass must be lower-case words joined by '-'")
         out.append(ProseRule(raw["label"], data_pattern(path, where, raw["words"]), data_pattern(path, where, raw["unless"]),
                              loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),

@@ -52,6 +52,9 @@ MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
 FAILURE_CLASSES = ("A", "B", "C", "D", "E")
 
+#: the built-in conditions that read the lines around a hit, both ways (``@progress`` reads before)
+WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader-frame": LOADER_FRAME_RE}
+
 
 @dataclass
 class Candidate:
@@ -92,7 +95,7 @@ def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
     window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
-    pattern = LOADER_FRAME_RE if name == "@loader-frame" else RELEVANT
+    pattern = WINDOW_CONDITIONS[name]
     return any(pattern.search(t) for t in window + [hit.text])
 
 
