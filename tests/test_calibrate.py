@@ -95,6 +95,29 @@ def test_reliability_and_ece():
     assert calibrate.expected_calibration_error(conf, ok) == pytest.approx((2 * 0.05 + 2 * 0.05) / 4)
 
 
+def test_verdict_scaling_maps_confidence_to_how_often_verdicts_were_right():
+    # verdicts weighed at 0.55 are right 9 times in 10, at 0.95 as often: the map says so
+    rng = np.random.default_rng(1)
+    conf = list(rng.uniform(0.5, 1.0, 2000))
+    ok = list(rng.random(2000) < 0.9)
+    slope, intercept = calibrate.fit_verdict_scaling(conf, ok)
+    from dllogscan.classify.combine import scaled
+
+    assert scaled(0.55, (slope, intercept)) == pytest.approx(0.9, abs=0.03)
+    assert scaled(0.95, (slope, intercept)) == pytest.approx(0.9, abs=0.03)
+
+
+def test_verdict_scaling_recovers_a_calibrated_input_and_never_inverts():
+    rng = np.random.default_rng(2)
+    conf = rng.uniform(0.5, 0.99, 4000)
+    slope, intercept = calibrate.fit_verdict_scaling(list(conf), list(rng.random(4000) < conf))
+    assert slope == pytest.approx(1.0, abs=0.2) and intercept == pytest.approx(0.0, abs=0.3)
+    # higher confidence, less often right: the slope stops at 0 (a flat map), never below
+    inverted = calibrate.fit_verdict_scaling(list(conf), list(rng.random(4000) > conf))
+    assert inverted[0] == pytest.approx(0.0, abs=1e-6)
+    assert calibrate.fit_verdict_scaling([0.9] * 5, [True] * 5) is None  # too few to fit
+
+
 def _item(group, kind="thread", label="A", scenario=None):
     from pathlib import Path
     return Item(Path(f"/x/{group}"), label, None, scenario or group, kind, None)

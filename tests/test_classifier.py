@@ -140,6 +140,38 @@ def test_a_hang_told_in_prose_is_weak_evidence_the_classifier_weighs():
     assert combine([], {"E": 0.4, "none": 0.4, "A": 0.2}, warning, FakeModel(), 0.5) == []
 
 
+def test_verdicts_show_their_calibrated_confidence_in_the_same_order():
+    """The verdict calibration (``combine.calibrated``) is one monotone map: it changes the
+    confidence shown, never which diagnoses are made or their order, nor goes below min_confidence."""
+    lines = [(1, "the DataLoader worker dies: my /dev/shm is tiny, or the OOM killer")]
+    pred = {"B.oom": 0.5, "A": 0.4, "none": 0.1}
+    hits = [diag("B", 0.6), diag("A", 0.6)]
+    plain = combine(hits, pred, lines, FakeModel(), 0.5)
+    scaled_model = FakeModel()
+    scaled_model.verdict_scaling = (0.3, 1.6)  # flat and high, as fitted on the real threads
+    shown = combine(hits, pred, lines, scaled_model, 0.5)
+    assert [(d.cls, d.method) for d in shown] == [(d.cls, d.method) for d in plain] and len(plain) >= 2
+    assert all(d.confidence > p.confidence for d, p in zip(shown, plain))
+    assert [d.confidence for d in shown] == sorted((d.confidence for d in shown), reverse=True)
+    sinking = FakeModel()
+    sinking.verdict_scaling = (1.0, -5.0)
+    assert [d.confidence for d in combine(hits, pred, lines, sinking, 0.5)] == [0.5, 0.5]
+
+
+def test_the_verdict_calibration_travels_with_the_model(tmp_path):
+    from dllogscan.classify import light
+
+    m = text_model.fit(TEXTS * 2, LABELS * 2)
+    m.verdict_scaling = (0.31, 1.62)
+    path = tmp_path / "m.json.gz"
+    text_model.export(m, path, {})
+    assert text_model.load(path).verdict_scaling == (0.31, 1.62)
+    lm = light.LightModel.from_doc(json.loads(gzip.open(path, "rt").read()))
+    assert lm.verdict_scaling == (0.31, 1.62) and light.LightModel.unpacked(lm.packed()).verdict_scaling == (0.31, 1.62)
+    shipped = light.shipped()
+    assert shipped.verdict_scaling is not None and shipped.verdict_scaling[0] >= 0
+
+
 def test_light_model_gives_scikit_learns_numbers():
     """The shipped model predicts through ``classify.light`` (neither scikit-learn nor NumPy
     imported); on corpus texts its logits and line scores are the very floats scikit-learn

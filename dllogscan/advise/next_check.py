@@ -37,14 +37,16 @@ def _covers(item: str, d: Diagnosis) -> bool:
     return d.cls == cls and (not sub or (d.subclass or "").startswith(sub))
 
 
-def is_unsure(diagnoses: Sequence[Diagnosis]) -> bool:
-    return bool(diagnoses) and (diagnoses[0].confidence < SURE or len({d.cls for d in diagnoses}) > 1)
+def is_unsure(diagnoses: Sequence[Diagnosis], sure: float = SURE) -> bool:
+    return bool(diagnoses) and (diagnoses[0].confidence < sure or len({d.cls for d in diagnoses}) > 1)
 
 
-def next_check(diagnoses: Sequence[Diagnosis], checks: Sequence[NextCheck] | None = None) -> NextCheck | None:
-    """The check for an unsure verdict: the entry covering the most of the (up to three) leading
-    candidates, each item of its ``when`` matching one of them; None when the verdict is sure."""
-    if not is_unsure(diagnoses):
+def next_check(diagnoses: Sequence[Diagnosis], checks: Sequence[NextCheck] | None = None,
+               sure: float = SURE) -> NextCheck | None:
+    """The check for an unsure verdict (below ``sure``, or more than one class): the entry covering
+    the most of the (up to three) leading candidates, each item of its ``when`` matching one of
+    them; None when the verdict is sure."""
+    if not is_unsure(diagnoses, sure):
         return None
     top = list(diagnoses[:3])
     best: tuple[tuple[int, int], NextCheck] | None = None

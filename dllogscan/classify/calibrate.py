@@ -9,6 +9,11 @@ scenario), never on the data a model was fitted on:
 - ``choose_thresholds``: for each class, the least calibrated probability at which the classifier
   diagnoses on its own, chosen to maximise macro-F1 while false alarms on ``none`` stay within a
   budget (counting the false alarms that signatures already make);
+- ``fit_verdict_scaling``: for the verdicts the classifier weighs in on, a logistic map of the
+  confidence combine() gives to how often such a verdict is right, fitted on the training set's
+  out-of-fold verdicts (``combine.calibrated`` applies it). The evidence combine() merges (a weak
+  signature's prior, a prose rule's prior, the classifier's ratio) is not a probability of being
+  right until it is mapped so;
 - ``reliability`` / ``expected_calibration_error``: predicted confidence against observed accuracy.
 """
 from __future__ import annotations
@@ -119,6 +124,30 @@ def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fi
         if not changed:
             break
     return thresholds
+
+
+#: fewer out-of-fold verdicts of one method than this: its confidence is left as combine() gives it
+MIN_VERDICTS = 20
+
+
+def fit_verdict_scaling(confidence: Sequence[float], correct: Sequence[bool], l2: float = 1.0) -> tuple[float, float] | None:
+    """Slope and intercept of P(right) = sigmoid(slope * logit(confidence) + intercept), fitted by
+    log-loss with the slope kept >= 0 (a higher confidence never shows lower) and a pull of ``l2``
+    verdicts' weight towards the identity map (slope 1, intercept 0); None when there are too few
+    verdicts to fit."""
+    from scipy.optimize import minimize
+
+    if len(confidence) < MIN_VERDICTS:
+        return None
+    c = np.clip(np.asarray(confidence, dtype=float), 1e-3, 1 - 1e-3)
+    x, y, n = np.log(c / (1 - c)), np.asarray(correct, dtype=float), len(c)
+
+    def loss(params: np.ndarray) -> float:
+        z = params[0] * x + params[1]
+        return float(np.mean(np.logaddexp(0, z) - y * z) + l2 * ((params[0] - 1) ** 2 + params[1] ** 2) / n)
+
+    res = minimize(loss, np.array([1.0, 0.0]), method="L-BFGS-B", bounds=[(0.0, None), (None, None)])
+    return float(res.x[0]), float(res.x[1])
 
 
 def reliability(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[tuple[float, float, float, int]]:

@@ -35,10 +35,18 @@
   — is weak evidence of that class of its own: the rule's prior, whose odds the classifier's
   class-vs-none ratio scales, as for a weak signature hit; the sentence is cited. (Grouped CV of
   corpus/threads: the hang sentence alone took E recall from 0.55 to 0.68 for 3 more false alarms.)
+
+Last, the confidence of each verdict kept is calibrated (``calibrated``): the odds arithmetic above
+decides *whether* to diagnose; how often a verdict reached that way is right is then read off the
+training set's out-of-fold verdicts (``calibrate.fit_verdict_scaling``), so the percentage shown is
+that probability. One monotone map for all of them keeps their order, so it changes no verdict, and
+it never takes one below ``min_confidence``. (Grouped CV of corpus/threads: a map per method
+calibrated a little better but re-ranked a prose verdict above a better classifier one.)
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Sequence
 
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
@@ -101,7 +109,26 @@ def combine(diagnoses: Sequence[Diagnosis], pred: dict[str, float], lines: Seque
         out += told_in_prose(pred, lines, {d.cls for d in out if d.confidence >= min_confidence})
     out = [d for d in out if d.confidence >= min_confidence]
     out.sort(key=lambda d: -d.confidence)
+    scaling = getattr(model, "verdict_scaling", None)
+    out = [calibrated(d, scaling, min_confidence) for d in out]  # one monotone map: the order stands
     return out
+
+
+def calibrated(d: Diagnosis, scaling: tuple[float, float] | None, min_confidence: float) -> Diagnosis:
+    """``d`` with the confidence such verdicts have been right with, out of fold (the module's
+    last rule); unchanged where the model carries no scaling."""
+    if scaling is None:
+        return d
+    return dataclasses.replace(d, confidence=max(scaled(d.confidence, scaling), min_confidence))
+
+
+def scaled(confidence: float, scaling: tuple[float, float]) -> float:
+    """sigmoid(slope * logit(confidence) + intercept), kept within (0, 1)."""
+    slope, intercept = scaling
+    c = min(max(confidence, EPS), 1 - EPS)
+    z = slope * math.log(c / (1 - c)) + intercept
+    p = 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
+    return min(max(p, EPS), 1 - EPS)
 
 
 def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], found: set[str]) -> list[Diagnosis]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.paths import read_cached, write_cached
-from .model import FORMAT_VERSION, SHIPPED, VECTORIZERS, preprocess
+from .model import FORMAT_VERSION, SHIPPED, VECTORIZERS, scaling_pair, preprocess
 
 WHITE_SPACES = re.compile(r"\s\s+")
 TOKENS = re.compile(VECTORIZERS["word"]["token_pattern"])
@@ -41,7 +41,7 @@ CHAR_N = VECTORIZERS["char"]["ngram_range"]
 WORD_CACHE = 200_000
 BLOCKS = ("word", "char")
 #: bump when the cached form changes
-CACHE_FORMAT = b"1"
+CACHE_FORMAT = b"2"
 #: NumPy's pairwise summation adds blocks of this many values with one accumulator each
 PAIRWISE_BLOCK = 8
 #: ``log(tf) + 1`` of the counts a text's features mostly have, worked out once
@@ -124,7 +124,7 @@ class LightModel:
 
     ``params``: ``labels``, ``vocabulary`` and ``idf`` per block, ``coef`` (one array of
     coefficients per class, a column per feature), ``intercept``, ``temperature``, ``bias``,
-    ``thresholds`` (what ``from_doc`` or the cache gives)."""
+    ``thresholds``, ``verdict_scaling`` (what ``from_doc`` or the cache gives)."""
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.labels: list[str] = list(params["labels"])
@@ -139,6 +139,7 @@ class LightModel:
         self.temperature: float = float(params["temperature"])
         self._bias: list[float] = list(params["bias"] or [0.0] * len(self.labels))
         self.thresholds: dict[str, float] = dict(params["thresholds"])
+        self.verdict_scaling: tuple[float, float] | None = scaling_pair(params.get("verdict_scaling"))
         self._word_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # a word's char n-gram columns, counted
 
     @classmethod
@@ -147,13 +148,15 @@ class LightModel:
         return cls({"labels": [str(c) for c in doc["classes"]], "coef": [array("d", row) for row in doc["coef"]],
                     "vocabulary": {name: doc["vectorizers"][name]["vocabulary"] for name in BLOCKS},
                     "idf": {name: array("d", doc["vectorizers"][name]["idf"]) for name in BLOCKS},
+                    "verdict_scaling": doc.get("verdict_scaling"),
                     **{k: doc[k] for k in ("intercept", "temperature", "bias", "thresholds")}})
 
     def packed(self) -> bytes:
         """The parameters as the cache keeps them (``unpacked`` reads them back)."""
         return marshal.dumps({
             "labels": self.labels, "intercept": self._intercept, "temperature": self.temperature,
-            "bias": self._bias, "thresholds": self.thresholds, "coef": [row.tobytes() for row in self._coef],
+            "bias": self._bias, "thresholds": self.thresholds, "verdict_scaling": self.verdict_scaling,
+            "coef": [row.tobytes() for row in self._coef],
             "vocabulary": {name: vocab for name, (_, vocab, _, _) in zip(BLOCKS, self._blocks)},
             "idf": {name: idf.tobytes() for name, (_, _, idf, _) in zip(BLOCKS, self._blocks)}})
 

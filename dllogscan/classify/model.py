@@ -57,6 +57,9 @@ class TextModel:
     bias: list[float] | None = None
     #: class -> least calibrated probability for a verdict of the classifier's own
     thresholds: dict[str, float] = field(default_factory=dict)
+    #: (slope, intercept) of the calibration of the verdicts the classifier weighs in on
+    #: (``calibrate.fit_verdict_scaling``); None: shown as combined
+    verdict_scaling: tuple[float, float] | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -116,6 +119,7 @@ def export(model: TextModel, path: Path, meta: dict[str, Any]) -> None:
         "intercept": [round(float(x), 5) for x in model.linear.intercept_],
         "temperature": round(model.temperature, 5), "bias": [round(float(b), 5) for b in model.bias or []],
         "thresholds": {c: round(t, 4) for c, t in sorted(model.thresholds.items())},
+        "verdict_scaling": [round(x, 5) for x in model.verdict_scaling] if model.verdict_scaling else None,
         "coef": [[round(float(x), 5) for x in row] for row in model.linear.coef_],
         "vectorizers": {
             name: {"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()},
@@ -146,4 +150,10 @@ def load(path: Path = SHIPPED) -> TextModel:
     linear.classes_ = np.asarray(doc["classes"])
     linear.coef_ = np.asarray(doc["coef"])
     linear.intercept_ = np.asarray(doc["intercept"])
-    return TextModel(vecs, linear, float(doc["temperature"]), doc["bias"] or None, dict(doc["thresholds"]))
+    return TextModel(vecs, linear, float(doc["temperature"]), doc["bias"] or None, dict(doc["thresholds"]),
+                     scaling_pair(doc.get("verdict_scaling")))
+
+
+def scaling_pair(values: Sequence[float] | None) -> tuple[float, float] | None:
+    """An exported (slope, intercept), or None."""
+    return (float(values[0]), float(values[1])) if values else None

@@ -10,7 +10,9 @@ evaluation) is nested, so nothing is tuned on data it is then judged by:
    corpus is scored by scenario only when there are no threads, see ``calibration_folds``);
 3. the calibration (temperature + biases) and the per-class thresholds are fitted on those, so
    they fit real reports, not the written corpus's tidy ones;
-4. the linear model is fitted on all of the training set.
+4. the whole pipeline's verdicts on those threads, made with those out-of-fold probabilities, fit
+   the calibration of each way of reaching a verdict (``verdict_scaling``);
+5. the linear model is fitted on all of the training set.
 """
 from __future__ import annotations
 
@@ -32,10 +34,20 @@ INNER_FOLDS = 4
 MAX_FALSE_ALARMS = 0.04  # the budget the thresholds aim at, under the 5 % gate
 
 
+#: the ways of reaching a verdict whose confidence the classifier's evidence shapes
+CALIBRATED_METHODS = ("classifier", "signatures+classifier", "prose+classifier")
+
+
 @lru_cache(maxsize=4096)
-def _text_of(path: Path, mtime_ns: int) -> str:
+def _scanned(path: Path, mtime_ns: int):
+    """The scanner's output for a corpus file (None if unreadable) and its signature diagnoses."""
     scanner = pipeline.get_scanner()
     out, _ = pipeline.scan_source(api.as_source(path, None, None), scanner)
+    return out, (tuple(pipeline.assess(out, scanner)[0]) if out is not None else ())
+
+
+def _text_of(path: Path, mtime_ns: int) -> str:
+    out, _ = _scanned(path, mtime_ns)
     return digest_text(out) if out is not None else ""
 
 
@@ -153,7 +165,41 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
              for f, row, rows in zip(fixed, probs, lines)]
     blocked = [blocked_classes([texts[j]]) | outside_classes(rows) for j, rows in zip(scored, lines)]
     model.thresholds = choose_thresholds(class_probs(probs, names), truth, fixed, MAX_FALSE_ALARMS, blocked=blocked)
+    model.verdict_scaling = verdict_scaling([items[j] for j in scored], probs, names, model.thresholds)
     return model
+
+
+class _Given:
+    """A stand-in model that gives fixed (out-of-fold) probabilities, for ``verdict_scaling``."""
+
+    def __init__(self, pred: dict[str, float], thresholds: dict[str, float]) -> None:
+        self.pred, self.thresholds = pred, thresholds
+
+    def predict(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        return [self.pred for _ in texts]
+
+    def line_scores(self, lines: Sequence[str], label: str) -> list[float]:
+        return [0.0] * len(lines)
+
+
+def verdict_scaling(items: Sequence[Item], probs, names: Sequence[str],
+                    thresholds: dict[str, float]) -> tuple[float, float] | None:
+    """The calibration of the confidence of verdicts the classifier weighs in on (CALIBRATED_METHODS),
+    fitted on the top diagnosis the pipeline makes of each item with its out-of-fold probabilities."""
+    from ..classify.calibrate import fit_verdict_scaling
+
+    confidence: list[float] = []
+    correct: list[bool] = []
+    for item, row in zip(items, probs):
+        out, weak = _scanned(item.path, item.path.stat().st_mtime_ns)
+        if out is None:
+            continue
+        given = _Given(dict(zip(names, map(float, row))), thresholds)
+        diagnoses, _ = pipeline.decide(list(weak), out, pipeline.DEFAULT_MIN_CONFIDENCE, "auto", given)
+        if diagnoses and diagnoses[0].method in CALIBRATED_METHODS:
+            confidence.append(diagnoses[0].confidence)
+            correct.append(diagnoses[0].cls == item.label)
+    return fit_verdict_scaling(confidence, correct)
 
 
 def train_and_export(root: Path | None = None, out: Path = SHIPPED) -> dict[str, object]:

@@ -102,7 +102,7 @@ def reply(result: ScanResult, cfg: Settings) -> tuple[str | None, str | None]:
     if top is not None and cfg.next_check:
         from ..advise.next_check import next_check
 
-        check = next_check(result.diagnoses)
+        check = next_check(result.diagnoses, sure=cfg.min_confidence)  # not sure enough to post
         if check:
             return (f"{MARKER}\n### dllogscan: not sure yet — please run this and paste the output\n\n"
                     f"```sh\n{check.command}\n```\n\n{check.why}\n"), None

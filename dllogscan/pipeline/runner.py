@@ -8,7 +8,7 @@ from typing import BinaryIO, Iterable
 from ..advise.fixes import advise
 from ..correlate.candidates import correlate, with_silence
 from ..core.errors import SourceError
-from ..core.models import ScanResult
+from ..core.models import Diagnosis, ScanResult
 from ..scan.scanner import Scanner
 from ..scan.output import ScanOutput
 from ..signatures.database import Database
@@ -93,21 +93,36 @@ def run(source: Source, scanner: Scanner | None = None,
     out, error = scan_source(source, scanner)
     if out is None:
         return ScanResult(source=source.name, error=error)
+    weak, facts = assess(out, scanner)
+    diagnoses, notes = decide(weak, out, min_confidence, classifier, model)
+    diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
+    return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
+                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
+                      document=out.document, notes=notes)
+
+
+def assess(out: ScanOutput, scanner: Scanner) -> tuple[list[Diagnosis], dict[str, str]]:
+    """The signature diagnoses of a scanned source, at every confidence (the silence after its
+    last progress line weighed in where timing can matter), and its configuration facts."""
     weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
     if _wants_timing(weak):
         from ..correlate.cadence import measure
 
         weak = with_silence(weak, measure(out.end, out.end_line))
+    return weak, facts
+
+
+def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+           classifier: str = "auto", model=None) -> tuple[list[Diagnosis], tuple[str, ...]]:
+    """The verdict from ``assess``'s diagnoses: those at ``min_confidence``, merged with the
+    classifier's view where it is consulted (see ``run``), less those another program's; and the
+    notes of those set aside."""
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
     if classifier != "off" and _wants_classifier(weak, out, classifier):
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
             diagnoses = merged
-    diagnoses, notes = _in_scope(diagnoses, out)
-    diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
-    return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
-                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
-                      document=out.document, notes=notes)
+    return _in_scope(diagnoses, out)
 
 
 def _in_scope(diagnoses, out: ScanOutput):
