@@ -11,7 +11,8 @@ evaluation) is nested, so nothing is tuned on data it is then judged by:
 3. the calibration (temperature + biases) and the per-class thresholds are fitted on those, so
    they fit real reports, not the written corpus's tidy ones;
 4. the whole pipeline's verdicts on those threads, made with those out-of-fold probabilities, fit
-   the calibration of each way of reaching a verdict (``verdict_scaling``);
+   one calibration of the confidence of every verdict the classifier weighs in on
+   (``verdict_scaling``);
 5. the linear model is fitted on all of the training set.
 """
 from __future__ import annotations
