@@ -33,6 +33,12 @@ def pids(argument, config):
     return [os.getpid()]
 
 
+def sigint_state(argument, config):
+    """In a worker: (SIGINT ignored, SIGINT blocked)."""
+    return [(signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+             signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))]
+
+
 def is_task(item):
     return isinstance(item, tuple)
 
@@ -43,6 +49,15 @@ def no_children_left() -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+def test_workers_ignore_ctrl_c_and_the_gathering_process_gets_it_again():
+    """SIGINT is blocked only while the workers are forked: each worker ignores it and no longer
+    blocks it, and the gathering process blocks it no more once the workers are started."""
+    out = list(forkpool.run(iter([(sigint_state, i) for i in range(4)]), None, 2, is_task))
+    assert out == [[(True, False)]] * 4
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and no_children_left()
 
 
 def test_every_task_is_answered_and_other_items_pass_at_once():
@@ -122,4 +137,44 @@ def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err == "Error: interrupted\n", err
+    assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""
+
+
+def test_an_interrupt_while_a_row_is_written_ends_the_workers_at_once(tmp_path):
+    """Ctrl-C while the gathering process writes a row (outside the pool's own loop): the batch
+    ends with the interrupt at once and no worker left (the one on its slow chunk would
+    otherwise hold the terminal's pipe for a minute)."""
+    import subprocess
+    import sys
+    import time
+
+    for name in ("a-quick.log", "b-slow.log"):
+        (tmp_path / name).write_text("step 1\n")
+    code = (
+        "import sys, time\n"
+        "from dllogscan.batch import engines, runner, walk\n"
+        "from dllogscan.batch.worker import Config\n"
+        "walk.chunks.__defaults__ = (1, walk.CHUNK_BYTES)  # a chunk per file\n"
+        "quick = engines.process_chunk\n"
+        "def chunk(paths, config):\n"
+        "    if 'slow' in paths[0]:\n"
+        "        time.sleep(60)\n"
+        "    return quick(paths, config)\n"
+        "engines.process_chunk = chunk\n"
+        "def sink(rec):\n"
+        "    raise KeyboardInterrupt\n"
+        "try:\n"
+        "    runner.run_batch([sys.argv[1]], sink, Config(), jobs=2, progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(130)\n")
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
+    assert proc.returncode == 130 and out == "interrupted\n", err
+    assert time.monotonic() - start < 20
     assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""

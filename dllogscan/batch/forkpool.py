@@ -17,7 +17,10 @@ Rules:
 - a worker that ends without answering (killed, out of memory) stops the batch with one
   ``Error:`` line (``WorkerDied``);
 - workers ignore Ctrl-C (the gathering process ends them and says "interrupted"); they end on
-  the end of their task pipe, or are ended with SIGTERM when the batch stops early.
+  the end of their task pipe, or are ended with SIGTERM when the batch stops early. SIGINT is
+  blocked while the workers are forked and stays blocked in each until it ignores it, so a
+  Ctrl-C at that moment reaches the gathering process (once every worker is known), never a
+  worker's copy of the caller's code (which would clean up after the batch a second time).
 """
 from __future__ import annotations
 
@@ -87,7 +90,6 @@ def _answer(call: Callable, argument: Any, config: Any) -> list[memoryview]:
 
 def _serve(task_fd: int, answer_fd: int, config: Any) -> None:
     """A worker's life: read a task, write its answer, until the task pipe ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     reader = io.FileIO(task_fd, "rb", closefd=False)
     while True:
         head = _read_exactly(reader, HEADER.size)
@@ -104,13 +106,17 @@ def _serve(task_fd: int, answer_fd: int, config: Any) -> None:
 class _Worker:
     """One forked worker as the gathering process sees it."""
 
-    def __init__(self, config: Any, inherited: list[int]) -> None:
+    def __init__(self, config: Any, inherited: list[int], mask: set[signal.Signals]) -> None:
+        """Fork the worker; the caller blocks SIGINT across this (``run``), ``mask`` being the
+        signal mask to restore in the worker once it ignores SIGINT."""
         task_r, task_w = _pipe()
         answer_r, answer_w = _pipe()
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the caller's code
             code = 0
             try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 for fd in inherited + [task_w, answer_r]:
                     os.close(fd)  # another worker's pipe held open here would never end
                 _serve(task_r, answer_w, config)
@@ -205,9 +211,13 @@ def run(tasks: Iterator[Any], config: Any, jobs: int, is_task: Callable[[Any], b
     workers: list[_Worker] = []
     finished = False
     try:
-        for _ in range(jobs):
-            inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
-            workers.append(_Worker(config, inherited))
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for _ in range(jobs):
+                inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
+                workers.append(_Worker(config, inherited, mask))
+        finally:  # a Ctrl-C held back meanwhile arrives here, every worker forked so far known
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for w in workers:  # threads only once no more forks follow
             w.start_sending()
         by_answer = {w.answer_fd: w for w in workers}

@@ -3,6 +3,7 @@ cross-file pass may change, write everything else as it arrives."""
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -54,13 +55,16 @@ def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Conf
     held: list[Record] = []
     with Progress(progress) as bar:
         try:
-            for rec in engines.run(without(walk.chunks(paths), skip), config, engine, jobs, scheduler):
-                cross.add(rec)
-                bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read)
-                if pending(rec):
-                    held.append(rec)
-                else:
-                    sink(rec)
+            # closed on any way out (a Ctrl-C while a row is written included): the engine ends
+            # its workers then, whatever else still holds the generator
+            with closing(engines.run(without(walk.chunks(paths), skip), config, engine, jobs, scheduler)) as records:
+                for rec in records:
+                    cross.add(rec)
+                    bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read)
+                    if pending(rec):
+                        held.append(rec)
+                    else:
+                        sink(rec)
             held = [cross.resolve(r) for r in held]
         finally:
             for rec in held:
