@@ -33,6 +33,11 @@ def pids(argument, config):
     return [os.getpid()]
 
 
+#: Ctrl-C handled as in a terminal's foreground job, whatever this run inherited (a shell starts
+#: a background job, e.g. `bash .ci/run &`, with SIGINT ignored, and Python then keeps it so)
+FOREGROUND = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def sigint_state(argument, config):
     """In a worker: (SIGINT ignored, SIGINT blocked)."""
     return [(signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
@@ -54,10 +59,11 @@ def no_children_left() -> bool:
 def test_workers_ignore_ctrl_c_and_the_gathering_process_gets_it_again():
     """SIGINT is blocked only while the workers are forked: each worker ignores it and no longer
     blocks it, and the gathering process blocks it no more once the workers are started."""
+    handler = signal.getsignal(signal.SIGINT)
     out = list(forkpool.run(iter([(sigint_state, i) for i in range(4)]), None, 2, is_task))
     assert out == [[(True, False)]] * 4
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and no_children_left()
+    assert signal.getsignal(signal.SIGINT) is handler and no_children_left()
 
 
 def test_every_task_is_answered_and_other_items_pass_at_once():
@@ -122,6 +128,7 @@ def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
     for i in range(8):
         (tmp_path / f"{i}.log").write_text("step 1\n")
     code = (
+        FOREGROUND +
         "import sys, time\n"
         "from dllogscan.batch import engines\n"
         "def slow(paths, config):\n"
@@ -151,6 +158,7 @@ def test_an_interrupt_while_a_row_is_written_ends_the_workers_at_once(tmp_path):
     for name in ("a-quick.log", "b-slow.log"):
         (tmp_path / name).write_text("step 1\n")
     code = (
+        FOREGROUND +
         "import sys, time\n"
         "from dllogscan.batch import engines, runner, walk\n"
         "from dllogscan.batch.worker import Config\n"
