@@ -126,7 +126,7 @@ def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fi
     return thresholds
 
 
-#: fewer out-of-fold verdicts of one method than this: its confidence is left as combine() gives it
+#: fewer out-of-fold verdicts than this: no map is fitted, and confidences show as combine() gives them
 MIN_VERDICTS = 20
 
 
