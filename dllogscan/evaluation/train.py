@@ -59,8 +59,11 @@ def item_text(item: Item) -> str:
 
 @lru_cache(maxsize=4096)
 def _signature_class(path: Path, mtime_ns: int) -> str:
-    result = pipeline.run(api.as_source(path, None, None), pipeline.get_scanner(), classifier="off")
-    return result.diagnoses[0].cls if result.diagnoses else "none"
+    out, weak = _scanned(path, mtime_ns)  # the scan the classifier's text came from
+    if out is None:
+        return "none"
+    diagnoses, _ = pipeline.decide(list(weak), out, classifier="off")
+    return diagnoses[0].cls if diagnoses else "none"
 
 
 def signature_class(item: Item) -> str:
