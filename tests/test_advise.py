@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import dllogscan
-from dllogscan.advise.fixes import batch_bytes_from_shape, fill, parse_size, shm_demand
+from dllogscan.advise.fixes import above_current, advise, batch_bytes_from_shape, fill, parse_size, shm_demand, situations
+from dllogscan.core.models import Diagnosis
+from dllogscan.pipeline.runner import get_scanner
 
 SHM_LOG = """config: DataLoader(num_workers=8, prefetch_factor=2, batch_size=64, pin_memory=True)
 Filesystem      Size  Used Avail Use% Mounted on
@@ -35,3 +37,54 @@ def test_log_facts_reach_the_fixes():
     assert any("588.0 MiB" in n and "64M" in n for n in d.notes)
     commands = [c for f in d.fixes for c in f.commands]
     assert any("--shm-size=1g" in c for c in commands)
+
+
+BUS_ERROR = ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error. It is possible that "
+             "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
+
+
+def _df(size: str, use: int) -> str:
+    return f"Filesystem      Size  Used Avail Use% Mounted on\ntmpfs  {size}  1.2G  100G  {use}% /dev/shm\n"
+
+
+def test_an_ample_dev_shm_turns_the_advice_away_from_raising_it():
+    [d] = dllogscan.scan(_df("126G", 1) + BUS_ERROR).diagnoses
+    assert (d.cls, d.subclass) == ("A", "bus-error")  # the class stays: it is a bus error in a worker
+    assert d.facts["shm_size"] == "126G" and d.facts["shm_use"] == "1"
+    [note] = [n for n in d.notes if n.startswith("Ample /dev/shm:")]
+    assert note.startswith("Ample /dev/shm: 126G here, 1% used") and "twice the 8g" in note
+    assert d.fixes[0].title == "Measure /dev/shm where the workers ran, while they ran"
+    assert "126G" in d.fixes[0].why
+    commands = [c for f in d.fixes for c in f.commands]
+    assert not any("--shm-size" in c or "remount" in c for c in commands)
+    assert any("dmesg" in c for c in commands) and any(f.code and "num_workers=0" in f.code for f in d.fixes)
+    again = advise(d, get_scanner().db)  # advising twice keeps one note
+    assert sum(n.startswith("Ample /dev/shm:") for n in again.notes) == 1
+
+
+def test_a_full_or_merely_large_dev_shm_keeps_the_usual_advice_above_its_size():
+    [full] = dllogscan.scan(_df("126G", 100) + BUS_ERROR).diagnoses
+    assert full.fixes[0].title.startswith("Raise /dev/shm") and not any(n.startswith("Ample") for n in full.notes)
+    [large] = dllogscan.scan(_df("8.0G", 15) + BUS_ERROR).diagnoses
+    assert large.fixes[0].title.startswith("Raise /dev/shm")
+    # never "raise" it to the size it has: twice that instead
+    assert "docker run --shm-size=16g ..." in large.fixes[0].commands
+
+
+def test_docker_shm_size_counts_and_a_demand_estimate_sets_the_bar():
+    [d] = dllogscan.scan("docker run --shm-size=64g -it trainer\n" + BUS_ERROR).diagnoses
+    assert "Ample" in " ".join(d.notes)
+    # 16 workers x 2 x a 768 MiB float32 batch = 24 GiB, 36 GiB with headroom: more than 32g
+    log = ("docker run --shm-size=32g -it trainer\nDataLoader(num_workers=16, prefetch_factor=2)\n"
+           "batch images: torch.Size([256, 3, 512, 512])\n" + BUS_ERROR)
+    [d] = dllogscan.scan(log).diagnoses
+    assert d.facts["shm_suggest"] == "36g" and not any(n.startswith("Ample") for n in d.notes)
+    assert "docker run --shm-size=36g ..." in d.fixes[0].commands
+
+
+def test_situations_are_for_class_a_only():
+    facts = {"shm_size": "126G"}
+    assert situations(Diagnosis("A", "bus-error", "t", 0.9, ()), facts) == {"shm-ample"}
+    assert situations(Diagnosis("B", "oom", "t", 0.9, ()), facts) == frozenset()
+    assert above_current({"shm_size": "126G"}) == {"shm_suggest": "252g", "shm_suggest_k8s": "252Gi"}
+    assert above_current({"shm_size": "64M"}) == {}

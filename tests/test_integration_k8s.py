@@ -10,6 +10,9 @@ from pathlib import Path
 
 import jsonschema
 
+import dllogscan
+from dllogscan.batch.worker import Config
+from dllogscan.integrations.k8s import with_pod
 from dllogscan.integrations.pod import parse_pod
 from tests.cluster_fakes import CLUSTER, fakes
 from tests.conftest import FIXTURES
@@ -114,3 +117,17 @@ def test_no_logs_at_all_is_exit_2(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr  # stdout: the report says so, as scan's does
     assert proc.stderr.startswith("Error: no logs for ml/trainer-7c9d5b6f4-x2x9k container trainer: not available:")
     assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_pod_whose_dev_shm_is_ample_gets_no_yaml_to_raise_it():
+    doc = json.loads((CLUSTER / "k8s-oomkilled" / "kubectl.get.out").read_text())
+    bus = ("RuntimeError: DataLoader worker (pid 412) is killed by signal: Bus error. It is possible that "
+           "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
+    [d] = dllogscan.scan(bus).diagnoses
+    small = with_pod(d, parse_pod(doc), Config())  # sizeLimit 8Gi: the YAML raises it to twice that
+    assert small.fixes[0].title == "Raise /dev/shm of pod train-resnet-x7k2p: volume dshm to sizeLimit 16Gi"
+    doc["spec"]["volumes"] = [{"emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}, "name": "dshm"}]
+    ample = with_pod(d, parse_pod(doc), Config())
+    assert ample.facts["shm_size"] == "64Gi" and any(n.startswith("Ample /dev/shm: 64Gi here") for n in ample.notes)
+    assert ample.fixes[0].title == "Measure /dev/shm where the workers ran, while they ran"
+    assert not any("sizeLimit" in f.title for f in ample.fixes)

@@ -30,9 +30,10 @@ ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
          "exit_code", "rss_kb", "process", "rank", "strategy", "persistent_workers", "pin_memory",
-         "start_method", "open_files", "batch_shape"}
+         "start_method", "open_files", "batch_shape", "shm_use"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
-FIX_KEYS = {"key", "title", "why", "commands", "code", "rank"}
+FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when"}
+SITUATIONS = {"shm-ample"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
                 "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
                 "shm_demand"}
@@ -239,8 +240,10 @@ def test_fixes_well_formed():
         assert {"key", "title", "why", "commands", "rank"} <= keys, fix.get("title")
         assert keys <= FIX_KEYS, f"{fix['title']}: unknown {keys - FIX_KEYS}"
         assert regex.fullmatch(r"[A-Z](\.[a-z0-9]+(-[a-z0-9]+)*)?", fix["key"]), fix["key"]
-        assert (fix["key"], fix["rank"]) not in seen, f"duplicate rank {fix['key']} {fix['rank']}"
-        seen.add((fix["key"], fix["rank"]))
+        assert fix.get("when", "shm-ample") in SITUATIONS, fix["title"]
+        place = (fix["key"], fix.get("when"), fix["rank"])
+        assert place not in seen, f"duplicate rank {place}"
+        seen.add(place)
         assert fix["commands"] or fix.get("code"), fix["title"]
         texts = list(fix["commands"]) + [fix.get("code", ""), fix["title"]]
         for text in texts:

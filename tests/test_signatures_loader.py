@@ -76,3 +76,41 @@ def test_fixes_most_specific_key_first(mini_db):
     assert mini_db.fixes_for("B", "oom")[0].title == "Confirm the OOM killer"
     assert mini_db.fixes_for("B", "getitem")[0].key == "B"
     assert mini_db.fixes_for("B", "oom-suspected")[0].key == "B.oom"
+
+
+FIX = '''
+[[fix]]
+key = "A"
+rank = 1
+title = "Usual"
+why = "u"
+commands = ["df -h /dev/shm"]
+
+[[fix]]
+key = "A.bus-error"
+rank = 1
+title = "Usual for bus errors"
+why = "u"
+commands = ["df -h /dev/shm"]
+
+[[fix]]
+key = "A"
+when = "shm-ample"
+rank = 1
+title = "Ample"
+why = "a"
+commands = ["du -sh /dev/shm"]
+'''
+
+
+def test_fixes_for_a_situation_replace_the_usual_ones(tmp_path):
+    db = load_database([write(tmp_path, GOOD + FIX)], include_default=False)
+    assert [f.title for f in db.fixes_for("A", "bus-error")] == ["Usual for bus errors"]
+    # the situation's fixes win over a more specific key's usual ones
+    assert [f.title for f in db.fixes_for("A", "bus-error", frozenset({"shm-ample"}))] == ["Ample"]
+    assert [f.title for f in db.fixes_for("B", None, frozenset({"shm-ample"}))] == []
+
+
+def test_unknown_situation_refused(tmp_path):
+    with pytest.raises(SignatureError, match="when 'sunny' is none of shm-ample"):
+        load_database([write(tmp_path, GOOD + FIX.replace('"shm-ample"', '"sunny"'))], include_default=False)

@@ -14,6 +14,13 @@ UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 <
 DEFAULT_PREFETCH = 2
 SHM_HEADROOM = 1.5  # suggest half as much again as the estimated demand
 DEMAND_NOTE = "Shared-memory demand estimate:"
+#: what the advice raises /dev/shm to when the log does not tell the demand (``{shm_suggest|8g}``)
+DEFAULT_SUGGEST = "8g"
+#: a /dev/shm that ``df`` shows at least this full (Use%) is not ample, whatever its size
+FULL_PERCENT = 90
+#: ample: at least this many times what the advice would raise /dev/shm to
+AMPLE_FACTOR = 2
+AMPLE_NOTE = "Ample /dev/shm:"
 
 
 def parse_size(text: str) -> int | None:
@@ -66,6 +73,38 @@ def shm_demand(facts: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
+    """What the facts show beyond the class: ``shm-ample`` for class A when the log shows a /dev/shm
+    at least twice what the advice would raise it to (the demand estimate's size, else 8g), and
+    ``df`` did not show it full."""
+    if diagnosis.cls != "A":
+        return frozenset()
+    size, target = _shm_size_and_target(facts)
+    use = facts.get("shm_use", "")
+    full = use.isdigit() and int(use) >= FULL_PERCENT
+    return frozenset({"shm-ample"}) if size and target and size >= AMPLE_FACTOR * target and not full else frozenset()
+
+
+def above_current(facts: dict[str, str]) -> dict[str, str]:
+    """A suggested /dev/shm never at or below the one the log shows: twice that instead."""
+    size, target = _shm_size_and_target(facts)
+    if not (size and target and target <= size):
+        return {}
+    gib = max(1, math.ceil(2 * size / (1 << 30)))
+    return {"shm_suggest": f"{gib}g", "shm_suggest_k8s": f"{gib}Gi"}
+
+
+def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]:
+    return parse_size(facts.get("shm_size", "")), parse_size(facts.get("shm_suggest") or DEFAULT_SUGGEST)
+
+
+def ample_note(facts: dict[str, str]) -> str:
+    use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
+    return (f"{AMPLE_NOTE} {facts['shm_size']} here{use}, at least twice the "
+            f"{facts.get('shm_suggest') or DEFAULT_SUGGEST} the usual advice would raise it to, so its size is an "
+            "unlikely cause. The fixes below check where and when it was measured, then the other causes of SIGBUS.")
+
+
 def fill(template: str, facts: dict[str, str]) -> str:
     """Replace ``{pid}`` placeholders by facts; an unknown one reads ``<pid>``, or its default
     when written ``{shm_suggest|8g}``."""
@@ -78,12 +117,18 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     if "pid" not in facts and facts.get("pids"):
         facts["pid"] = facts["pids"].split(",")[0].strip()
     facts.update(shm_demand(facts))
+    shown = situations(diagnosis, facts)
+    if diagnosis.cls == "A" and not shown:
+        facts.update(above_current(facts))
     fixes = tuple(
         Fix(rank=i, title=fill(f.title, facts), why=fill(f.why, facts),
             commands=tuple(fill(c, facts) for c in f.commands),
             code=fill(f.code, facts) if f.code else None)
-        for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass), start=1))
-    notes = tuple(n for n in diagnosis.notes if not n.startswith(DEMAND_NOTE))  # advising twice adds it once
+        for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), start=1))
+    # advising twice adds each note once
+    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE)))
+    if "shm-ample" in shown:
+        notes += (ample_note(facts),)
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "

@@ -8,7 +8,8 @@ Rules:
   joins files (``join.py``), the pod standing for the job: ``exited unexpectedly`` in the logs plus
   ``OOMKilled`` becomes B / oom (0.93, both lines cited);
 - class A in a pod: ``shm_size`` is the pod's real ``/dev/shm`` (the emptyDir's ``sizeLimit``, or
-  the runtime's 64 MB without one), and the first fix is the YAML for this pod (``pod.shm_fix``);
+  the runtime's 64 MB without one), and the first fix is the YAML for this pod (``pod.shm_fix``),
+  unless that size is already ample (``advise.fixes.situations``);
 - the pod facts (``namespace``, ``pod``, ``container``, ``node``, ``k8s_reason``, ``k8s_exit_code``,
   ``memory_limit``, ``shm_volume``, ...) go into the result's ``facts``.
 """
@@ -18,7 +19,7 @@ import dataclasses
 import json
 from typing import Sequence
 
-from ..advise.fixes import advise
+from ..advise.fixes import advise, situations
 from ..batch.worker import Config, database
 from ..core.models import Diagnosis, ScanResult
 from . import join
@@ -62,6 +63,8 @@ def with_pod(d: Diagnosis, pod: Pod, config: Config) -> Diagnosis:
         return d
     size = (pod.shm.size_limit if pod.shm else RUNTIME_DEFAULT_SHM) or d.facts.get("shm_size", "")
     d = advise(dataclasses.replace(d, facts={**d.facts, **({"shm_size": size} if size else {})}, fixes=()), database(config))
+    if situations(d, d.facts):  # its /dev/shm is already ample: no YAML to raise it
+        return d
     others = [f for f in d.fixes if not f.title.startswith("Kubernetes:")]
     fixes = (shm_fix(pod, d.facts),) + tuple(dataclasses.replace(f, rank=i) for i, f in enumerate(others, start=2))
     return dataclasses.replace(d, fixes=fixes)

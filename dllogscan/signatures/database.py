@@ -25,7 +25,10 @@ CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
 BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
-FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes"}
+FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when"}
+#: what a fix's ``when`` may name: a situation the facts of a diagnosis show
+#: (``advise.fixes.situations``); ``shm-ample``: /dev/shm is no smaller than the advice would make it
+SITUATIONS = frozenset({"shm-ample"})
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class FixEntry:
     why: str
     commands: tuple[str, ...] = ()
     code: str | None = None
+    #: kept only for this situation, and then instead of the key's other fixes
+    when: str | None = None
 
 
 @dataclass
@@ -120,15 +125,23 @@ class Database:
     def keywords(self) -> list[str]:
         return sorted(self.by_keyword)
 
-    def fixes_for(self, cls: str, subclass: str | None) -> list[FixEntry]:
-        """Most specific fixes: ``B.oom-suspected`` then ``B.oom`` then ``B``."""
+    def fixes_for(self, cls: str, subclass: str | None, situations: frozenset[str] = frozenset()) -> list[FixEntry]:
+        """Most specific fixes: ``B.oom-suspected`` then ``B.oom`` then ``B``. Where the facts show a
+        situation that fixes are written for (``when``), those fixes, from their most specific key,
+        replace the usual ones."""
         keys = []
         if subclass:
             parts = subclass.split("-")
             keys += [f"{cls}.{'-'.join(parts[:i])}" for i in range(len(parts), 0, -1)]
         keys.append(cls)
+        for situation in sorted(situations):
+            if found := self._most_specific(keys, situation):
+                return found
+        return self._most_specific(keys, None)
+
+    def _most_specific(self, keys: list[str], when: str | None) -> list[FixEntry]:
         for key in keys:
-            found = [f for f in self.fixes if f.key == key]
+            found = [f for f in self.fixes if f.key == key and f.when == when]
             if found:
                 return sorted(found, key=lambda f: f.rank)
         return []

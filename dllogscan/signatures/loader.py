@@ -13,7 +13,7 @@ from . import cache as sigcache, probes as sigprobe, schema as sigschema
 from ..core.errors import SignatureError
 from ..core.paths import PACKAGE_DIR
 from .database import (B_SUBCLASS_PREFIXES, BUILTIN_CONDITIONS, CLASSES, CONDITION_KEYS, FIX_KEYS, KNOWN_KEYS, ROLES,
-                       SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
+                       SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
 
 
 def default_dir() -> Path:
@@ -124,8 +124,11 @@ def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
     for name in ("key", "title", "why"):
         if not raw.get(name):
             raise SignatureError(f"{origin}: fix {key!r}: missing or empty {name!r}")
+    when = raw.get("when")
+    if when is not None and when not in SITUATIONS:
+        raise SignatureError(f"{origin}: fix {key!r}: when {when!r} is none of {', '.join(sorted(SITUATIONS))}")
     return FixEntry(key=key, rank=int(raw.get("rank", 99)), title=raw["title"], why=raw["why"],
-                    commands=tuple(raw.get("commands", ())), code=raw.get("code"))
+                    commands=tuple(raw.get("commands", ())), code=raw.get("code"), when=when)
 
 
 def _read_bytes(path: Path) -> bytes:
