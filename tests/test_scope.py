@@ -18,14 +18,15 @@ def lines_of(text: str) -> list[tuple[int, str]]:
     return list(enumerate(text.splitlines(), start=1))
 
 
-def d_diagnosis() -> Diagnosis:
-    return Diagnosis(cls="D", subclass="cuda-fork", title="t", confidence=0.97, evidence=(Evidence(1, "x"),),
-                     canonical=True)
+def d_diagnosis(cls: str = "D") -> Diagnosis:
+    return Diagnosis(cls=cls, subclass="cuda-fork" if cls == "D" else "too-many-open-files", title="t",
+                     confidence=0.97, evidence=(Evidence(1, "x"),), canonical=True)
 
 
 @pytest.mark.parametrize("rule, text, outside", CASES, ids=[f"{r.id}-{i}" for i, (r, _, _) in enumerate(CASES)])
 def test_examples_are_set_aside_and_counter_examples_kept(rule, text, outside):
-    kept, notes = scope.set_aside([d_diagnosis()], lines_of(text), [rule])
+    [cls] = rule.classes
+    kept, notes = scope.set_aside([d_diagnosis(cls)], lines_of(text), [rule])
     assert (kept == []) is outside and bool(notes) is outside
     assert scope.outside_classes(lines_of(text), [rule]) == (rule.classes if outside else frozenset())
 

@@ -19,7 +19,7 @@ from ..normalize.encoding import Transcoded, text_encoding
 
 DEFAULT_MIN_CONFIDENCE = 0.5
 #: the classes ``dllogscan/data/scope.toml`` may set aside (tests/test_scope.py keeps them in step)
-SCOPED_CLASSES = frozenset({"D"})
+SCOPED_CLASSES = frozenset({"C", "D"})
 
 
 @lru_cache(maxsize=8)
