@@ -88,3 +88,16 @@ def test_situations_are_for_class_a_only():
     assert situations(Diagnosis("B", "oom", "t", 0.9, ()), facts) == frozenset()
     assert above_current({"shm_size": "126G"}) == {"shm_suggest": "252g", "shm_suggest_k8s": "252Gi"}
     assert above_current({"shm_size": "64M"}) == {}
+
+
+def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptors():
+    ancdata = "RuntimeError: received 0 items of ancdata\n"
+    [d] = dllogscan.scan("open files                      (-n) 1048576\n" + ancdata).diagnoses
+    assert d.cls == "C" and d.facts["open_files"] == "1048576"
+    assert any(n.startswith("Ample open-files limit: ulimit shows 1048576") for n in d.notes)
+    assert d.fixes[0].title.startswith("Check the limit the failing process really had")
+    assert not any("ulimit -n 65536" in c or "nofile" in c for f in d.fixes for c in f.commands)
+    assert any(f.code and "file_system" in f.code for f in d.fixes)
+    [low] = dllogscan.scan("open files                      (-n) 1024\n" + ancdata).diagnoses
+    assert any("ulimit -n 65536" in c for c in low.fixes[0].commands) and not any("Ample" in n for n in low.notes)
+    assert situations(Diagnosis("C", "fd-exhausted", "t", 0.9, ()), {"open_files": "unlimited"}) == {"fd-limit-ample"}

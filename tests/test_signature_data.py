@@ -33,7 +33,7 @@ FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", 
          "start_method", "open_files", "batch_shape", "shm_use"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
 FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when"}
-SITUATIONS = {"shm-ample"}
+SITUATIONS = {"shm-ample", "fd-limit-ample"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
                 "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
                 "shm_demand"}

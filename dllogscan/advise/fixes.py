@@ -21,6 +21,9 @@ FULL_PERCENT = 90
 #: ample: at least this many times what the advice would raise /dev/shm to
 AMPLE_FACTOR = 2
 AMPLE_NOTE = "Ample /dev/shm:"
+#: the open-files limit the advice sets (``ulimit -n 65536`` in ``signatures/fixes.toml``)
+FD_TARGET = 65536
+FD_NOTE = "Ample open-files limit:"
 
 
 def parse_size(text: str) -> int | None:
@@ -74,15 +77,21 @@ def shm_demand(facts: dict[str, str]) -> dict[str, str]:
 
 
 def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
-    """What the facts show beyond the class: ``shm-ample`` for class A when the log shows a /dev/shm
-    at least twice what the advice would raise it to (the demand estimate's size, else 8g), and
-    ``df`` did not show it full."""
-    if diagnosis.cls != "A":
-        return frozenset()
-    size, target = _shm_size_and_target(facts)
-    use = facts.get("shm_use", "")
-    full = use.isdigit() and int(use) >= FULL_PERCENT
-    return frozenset({"shm-ample"}) if size and target and size >= AMPLE_FACTOR * target and not full else frozenset()
+    """What the facts show beyond the class, where the usual first fix would change nothing:
+    ``shm-ample`` for class A when the log shows a /dev/shm at least twice what the advice would
+    raise it to (the demand estimate's size, else 8g) and ``df`` did not show it full;
+    ``fd-limit-ample`` for class C when ``ulimit -a`` shows an open-files limit no lower than the
+    one the advice would set."""
+    if diagnosis.cls == "A":
+        size, target = _shm_size_and_target(facts)
+        use = facts.get("shm_use", "")
+        full = use.isdigit() and int(use) >= FULL_PERCENT
+        return frozenset({"shm-ample"}) if size and target and size >= AMPLE_FACTOR * target and not full else frozenset()
+    if diagnosis.cls == "C":
+        limit = facts.get("open_files", "")
+        ample = limit == "unlimited" or (limit.isdigit() and int(limit) >= FD_TARGET)
+        return frozenset({"fd-limit-ample"}) if ample else frozenset()
+    return frozenset()
 
 
 def above_current(facts: dict[str, str]) -> dict[str, str]:
@@ -98,11 +107,20 @@ def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]
     return parse_size(facts.get("shm_size", "")), parse_size(facts.get("shm_suggest") or DEFAULT_SUGGEST)
 
 
-def ample_note(facts: dict[str, str]) -> str:
-    use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
-    return (f"{AMPLE_NOTE} {facts['shm_size']} here{use}, at least twice the "
-            f"{facts.get('shm_suggest') or DEFAULT_SUGGEST} the usual advice would raise it to, so its size is an "
-            "unlikely cause. The fixes below check where and when it was measured, then the other causes of SIGBUS.")
+def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, ...]:
+    """One sentence per situation shown: the fact, and why the fixes below differ."""
+    notes = []
+    if "shm-ample" in shown:
+        use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
+        notes.append(f"{AMPLE_NOTE} {facts['shm_size']} here{use}, at least twice the "
+                     f"{facts.get('shm_suggest') or DEFAULT_SUGGEST} the usual advice would raise it to, so its size "
+                     "is an unlikely cause. The fixes below check where and when it was measured, then the other "
+                     "causes of SIGBUS.")
+    if "fd-limit-ample" in shown:
+        notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
+                     "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
+                     "for what holds the descriptors.")
+    return tuple(notes)
 
 
 def fill(template: str, facts: dict[str, str]) -> str:
@@ -126,9 +144,8 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
             code=fill(f.code, facts) if f.code else None)
         for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), start=1))
     # advising twice adds each note once
-    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE)))
-    if "shm-ample" in shown:
-        notes += (ample_note(facts),)
+    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE)))
+    notes += situation_notes(shown, facts)
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "

@@ -27,8 +27,9 @@ BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when"}
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
-#: (``advise.fixes.situations``); ``shm-ample``: /dev/shm is no smaller than the advice would make it
-SITUATIONS = frozenset({"shm-ample"})
+#: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
+#: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set
+SITUATIONS = frozenset({"shm-ample", "fd-limit-ample"})
 
 
 @dataclass(frozen=True)
