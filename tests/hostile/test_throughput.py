@@ -34,12 +34,18 @@ def nginx_log(size: int, varying: bool) -> bytes:
     return "".join(lines).encode()
 
 
-def scan(data: bytes, engine: str):
+def scan(data: bytes, engine: str, repeat: int = 1):
+    """The result, and the least CPU time of ``repeat`` scans: the pace the code keeps, as timeit
+    takes it; a shared machine's slow spells only ever add time (one pass measured 7-12 MB/s
+    here, back to back)."""
     scanner = pipeline.get_scanner(engine=engine)
     source = sources.Source("hostile.log", lambda: io.BytesIO(data))
-    start = time.process_time()
-    result = pipeline.run(source, scanner, classifier="off")
-    return result, time.process_time() - start
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        result = pipeline.run(source, scanner, classifier="off")
+        best = min(best, time.process_time() - start)
+    return result, best
 
 
 def verdicts(result) -> list:
@@ -52,7 +58,7 @@ def verdicts(result) -> list:
 def test_near_miss_lines_scan_fast(engine, varying):
     data = nginx_log(8 << 20, varying)
     scan(data[:100_000], engine)  # compile what the scan needs before timing it
-    result, cpu = scan(data, engine)
+    result, cpu = scan(data, engine, repeat=3)
     assert result.diagnoses == () and result.lines == data.count(b"\n")
     assert len(data) / 1e6 / cpu >= MIN_MB_PER_S, f"{len(data) / 1e6 / cpu:.1f} MB/s"
 
@@ -61,7 +67,7 @@ def test_near_miss_lines_scan_fast(engine, varying):
 def test_repeated_failure_scans_fast(engine):
     data = BUS.encode() * ((8 << 20) // len(BUS))
     scan(data[:100_000], engine)
-    result, cpu = scan(data, engine)
+    result, cpu = scan(data, engine, repeat=3)
     assert [(d.cls, d.subclass) for d in result.diagnoses] == [("A", "bus-error")]
     assert result.diagnoses[0].evidence[0].line == 1
     assert len(data) / 1e6 / cpu >= MIN_MB_PER_S, f"{len(data) / 1e6 / cpu:.1f} MB/s"
