@@ -58,13 +58,15 @@ def test_an_ample_dev_shm_turns_the_advice_away_from_raising_it():
     commands = [c for f in d.fixes for c in f.commands]
     assert not any("--shm-size" in c or "remount" in c for c in commands)
     assert any("dmesg" in c for c in commands) and any(f.code and "num_workers=0" in f.code for f in d.fixes)
-    again = advise(d, get_scanner().db)  # advising twice keeps one note
-    assert sum(n.startswith("Ample /dev/shm:") for n in again.notes) == 1
+    assert d.title.endswith("(but the /dev/shm shown looks ample)")
+    again = advise(d, get_scanner().db)  # advising twice keeps one note, and the title as it was
+    assert sum(n.startswith("Ample /dev/shm:") for n in again.notes) == 1 and again.title == d.title
 
 
 def test_a_full_or_merely_large_dev_shm_keeps_the_usual_advice_above_its_size():
     [full] = dllogscan.scan(_df("126G", 100) + BUS_ERROR).diagnoses
     assert full.fixes[0].title.startswith("Raise /dev/shm") and not any(n.startswith("Ample") for n in full.notes)
+    assert "ample" not in full.title
     [large] = dllogscan.scan(_df("8.0G", 15) + BUS_ERROR).diagnoses
     assert large.fixes[0].title.startswith("Raise /dev/shm")
     # never "raise" it to the size it has: twice that instead
@@ -96,6 +98,7 @@ def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptor
     assert d.cls == "C" and d.facts["open_files"] == "1048576"
     assert any(n.startswith("Ample open-files limit: ulimit shows 1048576") for n in d.notes)
     assert d.fixes[0].title.startswith("Check the limit the failing process really had")
+    assert d.title.endswith("(but the open-files limit shown is high)")
     assert not any("ulimit -n 65536" in c or "nofile" in c for f in d.fixes for c in f.commands)
     assert any(f.code and "file_system" in f.code for f in d.fixes)
     [low] = dllogscan.scan("open files                      (-n) 1024\n" + ancdata).diagnoses

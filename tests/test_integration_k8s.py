@@ -131,3 +131,6 @@ def test_a_pod_whose_dev_shm_is_ample_gets_no_yaml_to_raise_it():
     assert ample.facts["shm_size"] == "64Gi" and any(n.startswith("Ample /dev/shm: 64Gi here") for n in ample.notes)
     assert ample.fixes[0].title == "Measure /dev/shm where the workers ran, while they ran"
     assert not any("sizeLimit" in f.title for f in ample.fixes)
+    doc["spec"]["volumes"] = [{"emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}, "name": "dshm"}]
+    small_again = with_pod(ample, parse_pod(doc), Config())  # the pod's size, not the earlier one, decides
+    assert "ample" not in small_again.title and not any("Ample" in n for n in small_again.notes)

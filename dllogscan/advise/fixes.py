@@ -24,6 +24,9 @@ AMPLE_NOTE = "Ample /dev/shm:"
 #: the open-files limit the advice sets (``ulimit -n 65536`` in ``signatures/fixes.toml``)
 FD_TARGET = 65536
 FD_NOTE = "Ample open-files limit:"
+#: what a title gains where a situation contradicts the cause it names
+SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
+                    "fd-limit-ample": " (but the open-files limit shown is high)"}
 
 
 def parse_size(text: str) -> int | None:
@@ -146,6 +149,10 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE)))
     notes += situation_notes(shown, facts)
+    title = diagnosis.title
+    for suffix in SITUATION_TITLES.values():  # advised again (a pod's own /dev/shm): as the facts say now
+        title = title.removesuffix(suffix)
+    title += "".join(SITUATION_TITLES[s] for s in sorted(shown))
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
@@ -153,4 +160,4 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
         if "shm_size" in facts:
             note += f" against /dev/shm of {facts['shm_size']}"
         notes = notes + (note,)
-    return dataclasses.replace(diagnosis, fixes=fixes, facts=facts, notes=notes)
+    return dataclasses.replace(diagnosis, title=title, fixes=fixes, facts=facts, notes=notes)
