@@ -84,7 +84,15 @@ def test_docker_shm_size_counts_and_a_demand_estimate_sets_the_bar():
     assert "docker run --shm-size=36g ..." in d.fixes[0].commands
 
 
-def test_situations_are_for_class_a_only():
+def test_every_situation_has_its_title_and_fixes():
+    from dllogscan.advise.fixes import SITUATION_TITLES
+    from dllogscan.signatures.database import SITUATIONS
+
+    assert set(SITUATION_TITLES) == SITUATIONS
+    assert SITUATIONS <= {f.when for f in get_scanner().db.fixes}
+
+
+def test_situations_are_for_classes_a_and_c_only():
     facts = {"shm_size": "126G"}
     assert situations(Diagnosis("A", "bus-error", "t", 0.9, ()), facts) == {"shm-ample"}
     assert situations(Diagnosis("B", "oom", "t", 0.9, ()), facts) == frozenset()

@@ -126,6 +126,14 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, 
     return tuple(notes)
 
 
+def situation_title(title: str, shown: frozenset[str]) -> str:
+    """``title`` saying which situations contradict it; advised again (a pod's own /dev/shm), it
+    follows the facts of now, not those of the first advice."""
+    for suffix in SITUATION_TITLES.values():
+        title = title.removesuffix(suffix)
+    return title + "".join(SITUATION_TITLES[s] for s in sorted(shown))
+
+
 def fill(template: str, facts: dict[str, str]) -> str:
     """Replace ``{pid}`` placeholders by facts; an unknown one reads ``<pid>``, or its default
     when written ``{shm_suggest|8g}``."""
@@ -149,10 +157,6 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE)))
     notes += situation_notes(shown, facts)
-    title = diagnosis.title
-    for suffix in SITUATION_TITLES.values():  # advised again (a pod's own /dev/shm): as the facts say now
-        title = title.removesuffix(suffix)
-    title += "".join(SITUATION_TITLES[s] for s in sorted(shown))
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "
@@ -160,4 +164,5 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
         if "shm_size" in facts:
             note += f" against /dev/shm of {facts['shm_size']}"
         notes = notes + (note,)
-    return dataclasses.replace(diagnosis, title=title, fixes=fixes, facts=facts, notes=notes)
+    return dataclasses.replace(diagnosis, title=situation_title(diagnosis.title, shown), fixes=fixes, facts=facts,
+                               notes=notes)
