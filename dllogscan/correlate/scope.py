@@ -3,9 +3,9 @@
 Data: ``dllogscan/data/scope.toml``. A rule names the classes it may set aside, a ``host`` pattern
 (another program: a process that forks, gunicorn, celery, a multiprocessing pool, for D; another
 framework's data pipeline or a web app running out of descriptors, for C) and an ``unless``
-pattern (a word of the DataLoader). A diagnosis of such a class is set aside when some line of the text
-matches ``host`` and no line matches ``unless``; the result then carries the rule's note, with the
-host text and its line, instead of a verdict for the wrong program.
+pattern (a word of the DataLoader). A diagnosis of such a class is set aside when some line of
+the text matches ``host`` and no line matches ``unless``; the result then carries the rule's note,
+with the host text and its line, instead of a verdict for the wrong program.
 """
 from __future__ import annotations
 
