@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import random
 
+import io
+
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dllogscan.normalize import lines as normalize
 from dllogscan.pipeline import runner as pipeline
-from dllogscan.scan import screen
+from dllogscan.scan import limits, screen
+from dllogscan.sources import streams as sources
 
 
 @pytest.mark.parametrize("pattern, loose", [
@@ -40,6 +45,43 @@ def test_loose_patterns_match_every_example():
         for example in sig.examples:
             assert compiled.search(example), (sig.id, example)
     assert loosened >= len(db.signatures) * 0.9
+
+
+@pytest.mark.parametrize("branch, trimmed", [
+    (r"[A-Z]\w{0,40}Error\(24", r"Error\(24"),
+    (r"(?:|\s)\w{0,40}worker_init \(", r"worker_init \("),
+    (r"s?x{2}ab", "ab"),
+    (r"a+b", "a+b"),
+    (r"\d+\.x", r"\.x"),
+    (r"[^]x]{1,3}.y", "y"),
+    (r"\w*", r"\w*"),  # nothing required: left whole
+])
+def test_trim_head(branch, trimmed):
+    assert screen.trim_head(branch) == trimmed
+
+
+@pytest.mark.parametrize("pattern, parts", [
+    (r"a|b(?:c|d)|e", ["a", "b(?:c|d)", "e"]),
+    (r"(?:Using |(?:--w|w=)(?:\s{0,4}))(?:\d{1,4})",
+     [r"Using (?:\d{1,4})", r"--w(?:\s{0,4})(?:\d{1,4})", r"w=(?:\s{0,4})(?:\d{1,4})"]),
+    (r"(?:x|\s)\w{0,9}init", [r"x\w{0,9}init", "init"]),
+    (r"(?:a|b)?c", ["c"]),
+    (r"[|(]x", ["x"]),
+])
+def test_pieces(pattern, parts):
+    assert screen.pieces(pattern) == parts
+
+
+def test_round_pieces_match_every_example():
+    """The round screen searches a signature's pieces one by one: together they pass every
+    example the signature matches, as the whole loosened pattern does."""
+    db = pipeline.get_scanner(engine="python").db
+    for sig in db.signatures:
+        parts = screen._round_parts(sig)  # noqa: SLF001
+        if parts is None:
+            continue
+        for example in sig.examples:
+            assert any(p.search(example) for p in parts), (sig.id, example)
 
 
 def test_a_group_screen_passes_what_any_member_matches():
@@ -93,3 +135,41 @@ def test_plain_lines_refuses_what_cleaning_changes():
     for data in (b" > a", b"a\r b", b"\x1b[31ma", b"[rank1]: a", b"a\n> b", b"a \nb", b"a\n\tb", b"12: x", b"a\\nb",
                  "caf\u00e9".encode(), b"x" * (normalize.MAX_VIEW_CHARS + 1)):
         assert not normalize.plain_lines(data), data
+
+
+def _examples_and_near_misses() -> list[str]:
+    db = pipeline.get_scanner(engine="python").db
+    found = []
+    for sig in db.signatures:
+        found += [e for e in sig.examples + sig.counter_examples if "\n" not in e]
+    return sorted(set(found))
+
+
+LINES = _examples_and_near_misses()
+NEAR = ["2024/05/17 10:00:0{} [crit] 12#12: *{} accept4() failed (24: Too many open files)",
+        "the workers are fine, epoch {} took {}s", "shared memory in use: {} of {}", "killed {} of {} zombies"]
+
+
+def _scan(data: bytes, engine: str):
+    pipeline._cached_scanner.cache_clear()  # noqa: SLF001 - a fresh scanner: nothing remembered
+    scanner = pipeline.get_scanner(engine=engine)
+    return pipeline.run(sources.Source("p.log", lambda: io.BytesIO(data)), scanner, classifier="off")
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None)
+@given(st.lists(st.one_of(st.sampled_from(LINES),
+                          st.builds(lambda f, a, b: f.format(a, b), st.sampled_from(NEAR), st.integers(0, 9), st.integers(0, 99))),
+                min_size=1, max_size=60),
+       st.sampled_from(["python", "ahocorasick"]))
+def test_round_screen_and_dead_anchors_change_nothing(lines, engine):
+    """With the round screen (and the anchors it shows to lead nowhere) on every round, a log of
+    signature examples, their near misses and look-alike lines gives the very hits and verdicts
+    it gives with the screen off."""
+    data = ("\n".join(lines) + "\n").encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "SCREEN_MIN_POSITIONS", 1)
+        screened = _scan(data, engine)
+        patch.setattr(limits, "SCREEN_MIN_POSITIONS", 1 << 60)
+        plain = _scan(data, engine)
+    assert screened.hits == plain.hits
+    assert [(d.cls, d.subclass, d.count) for d in screened.diagnoses] == [(d.cls, d.subclass, d.count) for d in plain.diagnoses]

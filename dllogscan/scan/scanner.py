@@ -19,12 +19,69 @@ from ..signatures.database import Database
 from ..sources.streams import STREAM_ERRORS, describe_read_error
 
 
+UNSEEN = object()
+
+
 class Scanner(LineMatcher):
     """Matches one compiled database against byte streams."""
 
     def __init__(self, db: Database, prefilter: Prefilter | None = None, engine: str = "auto") -> None:
         self.prefilter = prefilter or make_prefilter(db.keywords, engine)
         super().__init__(db, self.prefilter.name)
+        self._head_len, self._by_head = self._anchor_heads(db, getattr(self.prefilter, "anchors", []))
+
+    @staticmethod
+    def _anchor_heads(db: Database, anchors: list[bytes]) -> tuple[int, dict[bytes, tuple]]:
+        """The first bytes every anchor has (as many as the shortest one holds), and for each such
+        head its anchors, each with the keywords that hold it (those a line may owe to it)."""
+        if not anchors:
+            return 0, {}
+        size = min(len(a) for a in anchors)
+        keywords = [(kw.encode("utf-8"), tuple(sigs)) for kw, sigs in db.by_keyword.items()]
+        by_head: dict[bytes, list] = {}
+        for anchor in anchors:
+            held = tuple((kw, sigs) for kw, sigs in keywords if anchor in kw)
+            by_head.setdefault(anchor[:size], []).append((anchor, held))
+        return size, {head: tuple(found) for head, found in by_head.items()}
+
+    def _dead_test(self, data: bytes, memo: LineMemo) -> Callable[[int], bool] | None:
+        """For a round of plain lines (``RoundScreen.text``): a test of whether the anchor at a
+        position leads only to signatures that cannot match in this round (their keywords are
+        absent, or the round screen rules them out), so that a log of near misses costs no
+        per-line work at all. A line is still matched when one anchor it holds may lead
+        somewhere, and then against every keyword it holds, as before. None: test nothing."""
+        size, by_head = self._head_len, self._by_head
+        if not size or memo.screen is None or memo.screen.text is None:
+            return None
+        screen = memo.screen
+        by_anchor: dict[bytes, bool] = {}
+        verdict: dict[bytes, bool | None] = {}  # by head; None: several anchors share it
+
+        def dead_anchor(anchor: bytes, held) -> bool:
+            found = by_anchor.get(anchor)
+            if found is None:
+                found = by_anchor[anchor] = not any(
+                    kw in data and any(screen.may_match(sig) for sig in sigs) for kw, sigs in held)
+            return found
+
+        def dead(pos: int) -> bool:
+            head = data[pos:pos + size]
+            found = verdict.get(head, UNSEEN)
+            if found is True or found is False:
+                return found
+            anchors = by_head.get(head)
+            if not anchors:
+                return False  # every position starts an anchor: not met, kept to be safe
+            if len(anchors) == 1:
+                found = verdict[head] = dead_anchor(*anchors[0])
+                return found
+            verdict[head] = None
+            for anchor, held in anchors:
+                if data.startswith(anchor, pos):
+                    return dead_anchor(anchor, held)
+            return False
+
+        return dead
 
     def scan(self, stream: BinaryIO) -> ScanOutput:
         """Scan a binary stream to its end (or its reader's limit); a large plain file is split
@@ -69,9 +126,12 @@ class Scanner(LineMatcher):
             counted_to, line_at = 0, base_line
             fresh: set[int] = set()
             last_end = -1
+            dead = self._dead_test(data, out.memo) if not is_dry else None
             for pos in positions:
                 if pos < last_end:
                     continue  # same line (or window) as the previous keyword
+                if dead is not None and dead(pos):
+                    continue  # its anchor leads nowhere in this round (a later one may)
                 start, end = line_bounds(data, pos)
                 last_end = max(end, pos + 1)
                 absolute = data_offset + start
