@@ -39,6 +39,10 @@ class LineMemo:
         self.screen = screen.RoundScreen(data) if many else None  # a round full of keyword lines
         self._screened: dict[int, tuple[Signature, ...]] = {}
         self._views: dict[tuple[int, int], tuple[list[str], str | None]] = {}
+        #: the last line matched, when it found nothing new and its previous line is a copy of it:
+        #: (its end, its bytes, the signatures counted at their cap). The next line, when it is one
+        #: more copy followed by another, has the same neighbours and so the same outcome.
+        self.repeat: tuple[int, bytes, tuple[str, ...]] | None = None
 
     def screened(self, sigs: tuple[Signature, ...]) -> tuple[Signature, ...]:
         """``sigs`` less those the round screen rules out (``sigs`` is one of the scanner's

@@ -62,24 +62,33 @@ class LineMatcher:
 
     def _match_line(self, data: bytes, start: int, end: int, lineno: int, out: ScanOutput) -> None:
         raw = data[start:end]
+        memo = out.memo if out.memo is not None and out.memo.data is data else None
+        repeat = memo.repeat if memo is not None else None
+        if repeat is not None and repeat[0] == start - 1 and repeat[1] == raw and _line_at(data, end + 1, raw):
+            for sig_id in repeat[2]:
+                out.counts[sig_id] += 1  # the same line between two copies of itself: the same outcome
+            memo.repeat = (end, raw, repeat[2])
+            return
         sigs = self._candidates(raw)
         if not sigs:
             return
-        memo = out.memo if out.memo is not None and out.memo.data is data else None
         if memo is None:
             memo = out.memo = LineMemo(data)
+        memo.repeat = None
         if memo.screen is not None:
             sigs = memo.screened(sigs)  # none of those left out can match in this round
             if not sigs:
                 return
         counts = out.counts
-        live = []
+        live, capped = [], []
         for sig in sigs:
             if counts[sig.id] >= limits.MAX_HITS_PER_SIGNATURE:
                 counts[sig.id] += 1  # at its cap: not matched again
+                capped.append(sig.id)
             else:
                 live.append(sig)
         if not live:
+            memo.repeat = _repeat(data, start, end, raw, capped)
             return
         key = self._outcome_key(data, start, end, raw, live)
         found = self._outcomes.get(key) if key is not None else None
@@ -90,6 +99,7 @@ class LineMatcher:
                     self._outcomes.clear()
                 self._outcomes[key] = found
         if not found:
+            memo.repeat = _repeat(data, start, end, raw, capped)
             return
         rank = memo.views(data, start, end)[1]
         before = lines_before(data, start, limits.BEFORE_LINES, lineno, memo)
@@ -184,3 +194,18 @@ class LineMatcher:
             return None
         return text, split
 
+
+def _repeat(data: bytes, start: int, end: int, raw: bytes, capped: list[str]):
+    """What ``LineMemo.repeat`` keeps of a line that found nothing new: only a whole line whose
+    previous line is a copy of it qualifies."""
+    if _line_at(data, start, raw) and _line_at(data, start - len(raw) - 1, raw):
+        return end, raw, tuple(capped)
+    return None
+
+
+def _line_at(data: bytes, begin: int, raw: bytes) -> bool:
+    """Whether the whole line of ``data`` that starts at ``begin`` is ``raw``."""
+    if not 0 <= begin <= len(data) or (begin and data[begin - 1] != 10) or not data.startswith(raw, begin):
+        return False
+    stop = begin + len(raw)
+    return stop == len(data) or data[stop] == 10

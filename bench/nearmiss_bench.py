@@ -1,0 +1,148 @@
+"""Near-miss and repeated-failure logs: dllogscan against ``grep -F -f <keywords>`` on the same files.
+
+    python bench/nearmiss_bench.py [--size 20M] [--repeat 5] [--base /path/to/other/checkout]
+
+The logs are those of ``tests/hostile/test_throughput.py`` (issue 12's floors), at ``--size``: one
+nginx ``accept4() failed (24: Too many open files)`` line repeated, the same with varying
+timestamps and numbers, and one PyTorch bus-error line repeated. Each contender runs as a child
+(``python -m dllogscan FILE --format json --prefilter ENGINE``, start-up included), the runs
+interleaved so background load hits each alike; the figure is the median wall time and the
+median CPU time of the child. ``--base`` times a second checkout (a ``git worktree`` of another
+commit) the same way, in the same run. It fails (exit 1) when the contenders' verdicts differ.
+Results go to ``bench/RESULTS.md`` (block ``nearmiss-bench``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+import results  # noqa: E402
+from scan_bench import machine, parse_size  # noqa: E402
+from tests.hostile.test_throughput import BUS, nginx_log  # noqa: E402
+
+LOGS = {
+    "same-line": lambda size: nginx_log(size, False),
+    "timestamps": lambda size: nginx_log(size, True),
+    "bus": lambda size: BUS.encode() * (size // len(BUS)),
+}
+
+
+def child(cmd: list[str], pythonpath: Path, out: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and exit status of one child."""
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    with open(out, "wb") as fh:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env, cwd=pythonpath)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+
+
+def verdicts(out: Path) -> list:
+    data = json.loads(out.read_text())
+    return [(d["class"], d["subclass"], [e["line"] for e in d["evidence"]]) for d in data["diagnoses"]]
+
+
+Command = Callable[[Path], list[str]]
+
+
+def contenders(engines: list[str], base: Path | None, keywords: Path) -> dict[str, tuple[Command, Path]]:
+    """Each contender's command for a log, and the checkout it runs in."""
+    found: dict[str, tuple[Command, Path]] = {"grep": (lambda log: ["grep", "-c", "-F", "-f", str(keywords), str(log)], ROOT)}
+    for tree, name in ((ROOT, "this"), (base, "base")):
+        if tree is None:
+            continue
+        for engine in engines:
+            found[f"{name} {engine}"] = (
+                lambda log, e=engine: [sys.executable, "-m", "dllogscan", str(log), "--format", "json", "--prefilter", e], tree)
+    return found
+
+
+def bench(log: Path, who: dict, repeat: int) -> dict:
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in who}
+    found: dict[str, list] = {}
+    for _ in range(repeat):
+        for name, (command, tree) in who.items():
+            out = OUT / f"{log.stem}.{name.replace(' ', '-')}.out"
+            wall, cpu, code = child(command(log), tree, out)
+            if name != "grep":
+                if code not in (0, 1):
+                    raise SystemExit(f"{name} failed with exit {code} on {log}")
+                found.setdefault(name, verdicts(out))
+            runs[name].append((wall, cpu))
+    size_mb = log.stat().st_size / 1e6
+    res = {name: {"wall": statistics.median(w for w, _ in r), "cpu": statistics.median(c for _, c in r)}
+           for name, r in runs.items()}
+    for r in res.values():
+        r["mbps"] = size_mb / r["wall"]
+    return {"file": log.name, "size_mb": size_mb, "res": res, "found": found}
+
+
+def report(args, rows: list[dict], who: dict, base_rev: str | None) -> str:
+    names = [n for n in who if n != "grep"]
+    lines = [f"Command: `python bench/nearmiss_bench.py --size {args.size} --repeat {args.repeat}"
+             + (" --base <worktree>`" if args.base else "`") + f" ({machine()}).",
+             f"This tree: {rev(ROOT)}" + (f"; base: {base_rev}" if base_rev else "") + ". Median of "
+             f"{args.repeat} interleaved runs of each child, start-up included; the ratio is the "
+             "child's wall time over `grep -c -F -f <keywords>`'s on the same file in the same run.", "",
+             "| log | grep -F: wall | " + " | ".join(f"{n}: wall / CPU / MB/s / x grep" for n in names) + " |",
+             "|---|---:|" + "---:|" * len(names)]
+    for row in rows:
+        grep = row["res"]["grep"]["wall"]
+        cells = [f"{row['res'][n]['wall']:.2f} s / {row['res'][n]['cpu']:.2f} s / {row['res'][n]['mbps']:.0f} / "
+                 f"{row['res'][n]['wall'] / grep:.0f}x" for n in names]
+        lines.append(f"| {row['file']} ({row['size_mb']:.0f} MB) | {grep:.3f} s | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def rev(tree: Path) -> str:
+    proc = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() or "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", default="20M", help="each log's size: 8M, 20M ... (default 20M)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--engines", default="ahocorasick,hyperscan", help="prefilter engines to time (comma-separated)")
+    ap.add_argument("--base", type=Path, help="another checkout to time the same way (e.g. a git worktree)")
+    ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    args = ap.parse_args()
+    size = parse_size(args.size)
+    OUT.mkdir(exist_ok=True)
+    code = "from dllogscan.pipeline import runner as p; print('\\n'.join(p.get_scanner(engine='python').db.keywords))"
+    keywords = OUT / "keywords.txt"
+    keywords.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                                       env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout)
+    who = contenders([e for e in args.engines.split(",") if e], args.base, keywords)
+    rows = []
+    for kind, make in LOGS.items():
+        log = OUT / f"nearmiss-{kind}-{args.size}.log"
+        if not log.exists() or log.stat().st_size < size * 0.99:
+            log.write_bytes(make(size))
+        rows.append(bench(log, who, args.repeat))
+    text = report(args, rows, who, rev(args.base) if args.base else None)
+    results.write_block(args.results, "nearmiss-bench", text)
+    print(text)
+    problems = [f"{row['file']}: verdicts differ: {row['found']}" for row in rows
+                if len({json.dumps(v) for v in row["found"].values()}) > 1]
+    for p in problems:
+        print("FAIL:", p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
