@@ -45,8 +45,9 @@ def test_the_budget_is_for_the_classifiers_own_false_alarms():
 
 
 def test_a_blocked_class_spends_no_budget_and_its_threshold_comes_down():
-    # hangs (E) at 0.6: five real ones that speak of the loader, five look-alikes that do not
-    probs = {"E": np.array([0.6] * 10), "none": np.array([0.4] * 10)}
+    # hangs (E) at 0.68, under the default threshold (0.7): five real ones that speak of the
+    # loader, five look-alikes that do not
+    probs = {"E": np.array([0.68] * 10), "none": np.array([0.32] * 10)}
     for c in "ABCD":
         probs[c] = np.zeros(10)
     truth = ["E"] * 5 + ["none"] * 5

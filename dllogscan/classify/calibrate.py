@@ -23,7 +23,12 @@ from typing import Sequence
 import numpy as np
 
 CLASSES = ("A", "B", "C", "D", "E")
-GRID = tuple(round(0.5 + 0.025 * i, 3) for i in range(19))  # 0.5 .. 0.95
+#: the thresholds a class may get: 0.65 .. 0.95. Chosen on one set of out-of-fold probabilities, a
+#: lower threshold fits that set and not the next: with the grid from 0.5, grouped CV of
+#: corpus/threads found 11.7 % false alarms on none where the budget below aimed at 4 %; from 0.65
+#: with a 3 % budget, 10.6 % (macro-F1 0.856 -> 0.847; 1304 threads), and on 1392 threads 11.9 %
+#: -> 9.8 % (0.849 -> 0.848). From 0.65 alone: 9.8 %, 0.850, but a written near miss called B.
+GRID = tuple(round(0.65 + 0.025 * i, 3) for i in range(13))
 DEFAULT_THRESHOLD = 0.7
 
 
@@ -92,7 +97,7 @@ def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
 
 
 def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fixed: Sequence[str],
-                      max_false_alarms: float = 0.04, rounds: int = 3,
+                      max_false_alarms: float = 0.03, rounds: int = 3,
                       blocked: Sequence[frozenset[str]] | None = None) -> dict[str, float]:
     """Per-class thresholds by coordinate ascent over GRID.
 

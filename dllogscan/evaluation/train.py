@@ -32,7 +32,7 @@ from ..classify.model import SHIPPED, TextModel, export, fit, fit_linear
 
 SYMPTOMS = SHIPPED.parent / "symptoms.toml"
 INNER_FOLDS = 4
-MAX_FALSE_ALARMS = 0.04  # the budget the thresholds aim at, under the 5 % gate
+MAX_FALSE_ALARMS = 0.03  # the budget the thresholds aim at, under the 5 % gate (calibrate.GRID: why 3 %)
 
 
 #: the ways of reaching a verdict whose confidence the classifier's evidence shapes
