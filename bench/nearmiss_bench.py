@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -30,7 +28,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import results  # noqa: E402
-from scan_bench import machine, parse_size  # noqa: E402
+from scan_bench import machine, parse_size, run_child, write_keywords  # noqa: E402
 from tests.hostile.test_throughput import BUS, nginx_log  # noqa: E402
 
 LOGS = {
@@ -38,17 +36,6 @@ LOGS = {
     "timestamps": lambda size: nginx_log(size, True),
     "bus": lambda size: BUS.encode() * (size // len(BUS)),
 }
-
-
-def child(cmd: list[str], pythonpath: Path, out: Path) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and exit status of one child."""
-    env = dict(os.environ, PYTHONPATH=str(pythonpath))
-    with open(out, "wb") as fh:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL, env=env, cwd=pythonpath)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def verdicts(out: Path) -> list:
@@ -77,7 +64,8 @@ def bench(log: Path, who: dict, repeat: int) -> dict:
     for _ in range(repeat):
         for name, (command, tree) in who.items():
             out = OUT / f"{log.stem}.{name.replace(' ', '-')}.out"
-            wall, cpu, code = child(command(log), tree, out)
+            wall, usage, code = run_child(command(log), out, tree, cwd=tree)
+            cpu = usage.ru_utime + usage.ru_stime
             if name != "grep":
                 if code not in (0, 1):
                     raise SystemExit(f"{name} failed with exit {code} on {log}")
@@ -123,11 +111,7 @@ def main() -> int:
     args = ap.parse_args()
     size = parse_size(args.size)
     OUT.mkdir(exist_ok=True)
-    code = "from dllogscan.pipeline import runner as p; print('\\n'.join(p.get_scanner(engine='python').db.keywords))"
-    keywords = OUT / "keywords.txt"
-    keywords.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                                       env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout)
-    who = contenders([e for e in args.engines.split(",") if e], args.base, keywords)
+    who = contenders([e for e in args.engines.split(",") if e], args.base, write_keywords(OUT / "keywords.txt"))
     rows = []
     for kind, make in LOGS.items():
         log = OUT / f"nearmiss-{kind}-{args.size}.log"

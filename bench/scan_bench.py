@@ -38,16 +38,32 @@ def parse_size(text: str) -> int:
     return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
-def timed(cmd: list[str], stdout_path: Path) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS (MB) and exit status of one child."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run_child(cmd: list[str], stdout_path: Path, tree: Path = ROOT, cwd: Path | None = None):
+    """Wall seconds, resource usage (``os.wait4``) and exit status of one child that imports
+    dllogscan from the checkout ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
     with open(stdout_path, "wb") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage, os.waitstatus_to_exitcode(status)
+
+
+def timed(cmd: list[str], stdout_path: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS (MB) and exit status of one child."""
+    wall, usage, code = run_child(cmd, stdout_path)
+    return wall, usage.ru_maxrss / 1024, code
+
+
+def write_keywords(path: Path) -> Path:
+    """The signature keywords, one per line (``grep -F -f``'s input). They come from a child: a
+    child's max RSS includes its parent's at fork, so this process stays small (no dllogscan
+    import) to keep the peak-memory figures honest."""
+    code = "from dllogscan.pipeline import runner as pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
+    path.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                   text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout)
+    return path
 
 
 def dllogscan_cmd() -> list[str]:
@@ -151,12 +167,7 @@ def main() -> int:
     args = ap.parse_args()
     size = parse_size(args.size)
     OUT.mkdir(exist_ok=True)
-    # Keywords come from a child: a child's max RSS includes its parent's at fork, so this
-    # process stays small (no dllogscan import) to keep the peak-memory figures honest.
-    keywords = OUT / "keywords.txt"
-    code = "from dllogscan.pipeline import runner as pipeline; print('\\n'.join(pipeline.get_scanner(engine='python').db.keywords))"
-    keywords.write_text(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                       text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout)
+    keywords = write_keywords(OUT / "keywords.txt")
     load0 = os.getloadavg()[0]
     log = ensure(OUT / f"train-{args.size}.log", size, loggen.write_log)
     main_res = bench_file(log, args.repeat, True, keywords)

@@ -19,28 +19,23 @@ from ..signatures.database import Database
 from ..sources.streams import STREAM_ERRORS, describe_read_error
 
 
-UNSEEN = object()
-
-
 class Scanner(LineMatcher):
     """Matches one compiled database against byte streams."""
 
     def __init__(self, db: Database, prefilter: Prefilter | None = None, engine: str = "auto") -> None:
         self.prefilter = prefilter or make_prefilter(db.keywords, engine)
         super().__init__(db, self.prefilter.name)
-        self._head_len, self._by_head = self._anchor_heads(db, getattr(self.prefilter, "anchors", []))
+        self._head_len, self._by_head = self._anchor_heads(getattr(self.prefilter, "anchors", []))
 
-    @staticmethod
-    def _anchor_heads(db: Database, anchors: list[bytes]) -> tuple[int, dict[bytes, tuple]]:
+    def _anchor_heads(self, anchors: list[bytes]) -> tuple[int, dict[bytes, tuple]]:
         """The first bytes every anchor has (as many as the shortest one holds), and for each such
         head its anchors, each with the keywords that hold it (those a line may owe to it)."""
         if not anchors:
             return 0, {}
         size = min(len(a) for a in anchors)
-        keywords = [(kw.encode("utf-8"), tuple(sigs)) for kw, sigs in db.by_keyword.items()]
         by_head: dict[bytes, list] = {}
         for anchor in anchors:
-            held = tuple((kw, sigs) for kw, sigs in keywords if anchor in kw)
+            held = tuple((kw, sigs) for kw, sigs in self._kw_bytes if anchor in kw)
             by_head.setdefault(anchor[:size], []).append((anchor, held))
         return size, {head: tuple(found) for head, found in by_head.items()}
 
@@ -55,31 +50,24 @@ class Scanner(LineMatcher):
             return None
         screen = memo.screen
         by_anchor: dict[bytes, bool] = {}
-        verdict: dict[bytes, bool | None] = {}  # by head; None: several anchors share it
-
-        def dead_anchor(anchor: bytes, held) -> bool:
-            found = by_anchor.get(anchor)
-            if found is None:
-                found = by_anchor[anchor] = not any(
-                    kw in data and any(screen.may_match(sig) for sig in sigs) for kw, sigs in held)
-            return found
+        by_lone_head: dict[bytes, bool] = {}  # the answer for a head that one anchor alone starts with
 
         def dead(pos: int) -> bool:
             head = data[pos:pos + size]
-            found = verdict.get(head, UNSEEN)
-            if found is True or found is False:
+            found = by_lone_head.get(head)
+            if found is not None:
                 return found
-            anchors = by_head.get(head)
-            if not anchors:
-                return False  # every position starts an anchor: not met, kept to be safe
-            if len(anchors) == 1:
-                found = verdict[head] = dead_anchor(*anchors[0])
-                return found
-            verdict[head] = None
+            anchors = by_head.get(head, ())
             for anchor, held in anchors:
-                if data.startswith(anchor, pos):
-                    return dead_anchor(anchor, held)
-            return False
+                if len(anchors) == 1 or data.startswith(anchor, pos):
+                    found = by_anchor.get(anchor)
+                    if found is None:
+                        found = by_anchor[anchor] = not any(
+                            kw in data and any(screen.may_match(sig) for sig in sigs) for kw, sigs in held)
+                    if len(anchors) == 1:
+                        by_lone_head[head] = found
+                    return found
+            return False  # every position starts an anchor: not met, kept to be safe
 
         return dead
 

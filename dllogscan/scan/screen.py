@@ -21,25 +21,37 @@ _ROUND: dict[tuple[str, str], list[Any] | None] = {}
 ANCHORS = {"b", "B", "A", "Z", "z", "G"}
 
 
+def _class_end(pattern: str, i: int) -> int:
+    """The index just past the ``]`` closing the character class that opens at ``pattern[i]``
+    (a ``]`` first in the class, or after its ``^``, is a member); the end when none closes it."""
+    j = i + 1
+    for lead in ("^", "]"):
+        if pattern[j: j + 1] == lead:
+            j += 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "]":
+            return j + 1
+        j += 1
+    return len(pattern)
+
+
 def _outside_classes(pattern: str, i: int = 0) -> Iterator[tuple[int, str, int]]:
     """Each character of ``pattern`` from ``i`` that is neither escaped nor in a character class,
     with its offset and the group depth after it (``(`` counts in, ``)`` counts out)."""
-    depth, in_class = 0, False
+    depth = 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
             i += 2
             continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            for lead in ("^", "]"):
-                if pattern[i + 1: i + 2] == lead:
-                    i += 1
-        else:
-            depth += (c == "(") - (c == ")")
-            yield i, c, depth
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        depth += (c == "(") - (c == ")")
+        yield i, c, depth
         i += 1
 
 
@@ -55,35 +67,24 @@ def loosen(pattern: str) -> str | None:
     """``pattern`` without its zero-width assertions and group names, or None when it has a
     construct this does not rewrite (back-references, inline flags, conditionals)."""
     out: list[str] = []
-    i, in_class, after_quantifier = 0, False, False
+    i, after_quantifier = 0, False
     while i < len(pattern):
         c = pattern[i]
-        if not in_class and c == "+" and after_quantifier:
+        if c == "+" and after_quantifier:
             return None  # possessive: commits like an atomic group, see below
-        after_quantifier = not in_class and c in "*+?}"
+        after_quantifier = c in "*+?}"
         if c == "\\":
             nxt = pattern[i + 1: i + 2]
-            if not in_class and (nxt.isdigit() or nxt in ("g", "k")):
+            if nxt.isdigit() or nxt in ("g", "k"):
                 return None  # a back-reference
-            if not in_class and nxt in ANCHORS:
-                i += 2
-                continue
-            out.append(pattern[i: i + 2])
+            if nxt not in ANCHORS:
+                out.append(pattern[i: i + 2])
             i += 2
             continue
-        if in_class:
-            out.append(c)
-            in_class = c != "]"
-            i += 1
-            continue
         if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            for lead in ("^", "]"):
-                if pattern[i: i + 1] == lead:
-                    out.append(lead)
-                    i += 1
+            end = _class_end(pattern, i)
+            out.append(pattern[i:end])  # a class asserts nothing: kept whole
+            i = end
             continue
         if c in "^$":
             i += 1
@@ -119,13 +120,7 @@ def _atom_end(pattern: str, i: int) -> tuple[int, bool]:
     if c == "\\":
         return i + 2, pattern[i + 1: i + 2] not in CLASS_ESCAPES
     if c == "[":
-        j = i + 1
-        for lead in ("^", "]"):
-            if pattern[j: j + 1] == lead:
-                j += 1
-        while pattern[j] != "]":
-            j += 2 if pattern[j] == "\\" else 1
-        return j + 1, False
+        return _class_end(pattern, i), False
     if c == "(":
         return _group_end(pattern, i), False
     return i + 1, c != "."
@@ -184,15 +179,15 @@ def pieces(pattern: str, depth: int = 0) -> list[str]:
     out: list[str] = []
     for branch in branches(pattern):
         spread = None
-        if depth < 4 and branch.startswith("("):
+        opener = 3 if branch.startswith("(?:") else 1 if branch.startswith("(") and not branch.startswith("(?") else 0
+        if depth < 4 and opener:
             try:
-                end, _ = _atom_end(branch, 0)
-            except (IndexError, ValueError):
+                end = _group_end(branch, 0)
+            except ValueError:
                 end = 0
-            if end and _quantifier_end(branch, end) == end:
-                inner = branch[3:end - 1] if branch.startswith("(?:") else branch[1:end - 1]
-                if not branch.startswith("(?") or branch.startswith("(?:"):
-                    spread = [p for alt in branches(inner) for p in pieces(alt + branch[end:], depth + 1)]
+            if end and _quantifier_end(branch, end) == end:  # a group that must match: spread it
+                inner = branch[opener:end - 1]
+                spread = [p for alt in branches(inner) for p in pieces(alt + branch[end:], depth + 1)]
         for piece in spread if spread is not None else [trim_head(branch)]:
             if piece not in out:
                 out.append(piece)
@@ -250,9 +245,10 @@ def _round_parts(sig: Any) -> list[Any] | None:
     key = (sig.pattern, sig.flags)
     if key not in _ROUND:
         parts = None
-        if _loose(sig) is not None:
+        loose = loosen(sig.pattern) if _loose(sig) is not None else None
+        if loose is not None:
             try:
-                parts = [compile_pattern(p, sig.flags) for p in pieces(loosen(sig.pattern) or "")]
+                parts = [compile_pattern(p, sig.flags) for p in pieces(loose)]
             except Exception:  # noqa: BLE001 - a piece it cannot take: the whole loose pattern instead
                 parts = [_loose(sig)]
         _ROUND[key] = parts
