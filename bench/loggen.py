@@ -117,14 +117,18 @@ def write_one_line(path: Path, size: int) -> Path:
     rng = random.Random(7)
     unit = "\r".join(_bar(rng, 0, i + 1, 10000) for i in range(40)).encode("utf-8") + b"\r"
     failure = FAILURES[0].replace("\n", " ").encode("utf-8")
+    big = unit * max(1, (4 << 20) // len(unit))
     with open(path, "wb", buffering=8 << 20) as fh:
-        written, planted = 0, False
-        big = unit * max(1, (4 << 20) // len(unit))
-        while written < size:
-            if not planted and written >= size // 2:
-                fh.write(failure)
-                written += len(failure)
-                planted = True
-            fh.write(big)
-            written += len(big)
+        written = _fill(fh, big, size // 2)  # the failure sits in the middle, at any size
+        fh.write(failure)
+        _fill(fh, big, size - written - len(failure))
     return path
+
+
+def _fill(fh, block: bytes, n: int) -> int:
+    """Write ``n`` bytes of ``block`` repeated (the last copy cut short); return ``n``."""
+    n = max(n, 0)
+    for _ in range(n // len(block)):
+        fh.write(block)
+    fh.write(block[: n % len(block)])
+    return n

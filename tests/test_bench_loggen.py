@@ -1,0 +1,24 @@
+"""``bench/loggen.py``'s one-line log: the requested size exactly, with the planted failure in the
+middle at every size (it once wrote 4 MB blocks only, so a log under 8 MB had no failure at all)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import dllogscan
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import loggen  # noqa: E402
+
+
+@pytest.mark.parametrize("size", [200_000, 2 << 20, 5 << 20])
+def test_one_line_log_has_its_size_and_its_failure(tmp_path, size):
+    path = loggen.write_one_line(tmp_path / "one.log", size)
+    data = path.read_bytes()
+    failure = loggen.FAILURES[0].replace("\n", " ").encode()
+    assert len(data) == size
+    assert data.count(failure) == 1 and data.index(failure) == size // 2
+    assert b"\n" not in data
+    assert [d.cls for d in dllogscan.scan(path).diagnoses][:1] == ["A"]
