@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 THREADS = ROOT / "corpus" / "threads"
 HELDOUT = ROOT.parent / "shared" / "heldout"
 ITEMS = load_items(parts=("threads",))
+RULES = set(re.findall(r"^- `([a-z-]+)` — ", (THREADS / "README.md").read_text(encoding="utf-8"), re.M))
 METAS = {p: json.loads(p.read_text(encoding="utf-8")) for p in sorted(THREADS.glob("*.meta.json"))}
 
 
@@ -26,8 +28,10 @@ def test_every_item_is_well_formed():
         stem = path.name[: -len(".meta.json")]
         assert problems({"stem": stem, "text": text, "meta": meta}) == [], stem
         second = meta["labels"].get("second")
-        if second is not None and second != meta["label"]:
+        if second is not None and second != meta["label"] and not meta["labels"].get("rule"):
             assert meta["ambiguous"], f"{stem}: the two labelling passes disagree but it is not ambiguous"
+        if meta["labels"].get("rule"):
+            assert meta["labels"]["rule"] in RULES, f"{stem}: labelling rule {meta['labels']['rule']!r} is not in the README"
 
 
 def test_no_thread_twice():

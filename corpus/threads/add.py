@@ -62,8 +62,9 @@ def problems(item: dict) -> list[str]:
         out.append("source_kind must be issues|pages")
     if not isinstance(meta.get("ambiguous"), bool):
         out.append("ambiguous must be true/false")
-    if not isinstance(meta.get("labels"), dict) or meta["labels"].get("first") != label:
-        out.append("labels.first must equal label")
+    labels = meta.get("labels")
+    if not isinstance(labels, dict) or (labels.get("first") != label and not labels.get("rule")):
+        out.append("labels.first must equal label (unless a written rule, labels.rule, set it)")
     ev = meta.get("evidence")
     if ev and ev not in text:
         out.append("evidence is not a substring of text")

@@ -24,8 +24,10 @@ SYSTEMS = ("signatures", "classifier", "combined")
 FOLDS = 5
 KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "nearmiss"}
 #: CI's floors for the combined system: today's cross-validated level less a margin, so a
-#: regression fails the suite (`dllogscan eval` exits 1)
-THRESHOLDS = {"threads_macro_f1": 0.84, "threads_min_recall": 0.70, "threads_false_alarms": 0.12,
+#: regression fails the suite (`dllogscan eval` exits 1). Session 11 moved the macro-F1 and
+#: min-recall floors from 0.84 / 0.70 to 0.83 / 0.68 when 55 harder threads joined (scored 0.70
+#: macro-F1 before joining); on the threads that were there before, the level held (0.849 / 0.707)
+THRESHOLDS = {"threads_macro_f1": 0.83, "threads_min_recall": 0.68, "threads_false_alarms": 0.12,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.05}
 #: what the combined system should reach on the real threads (issue 10), reported beside the floors
