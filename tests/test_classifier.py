@@ -40,6 +40,20 @@ def test_shipped_model_is_trained_on_the_current_corpus():
     assert meta["corpus_hash"] == corpus_hash(load_items()), "corpus changed: run `dllogscan train`"
 
 
+def test_row_weights_reach_the_linear_model():
+    """``fit``'s weights count rows (the team's symptom sentences train at
+    ``train.SYMPTOM_WEIGHT``): all ones is the unweighted model, and a mislabelled row pulls the
+    model towards its label in proportion to its weight."""
+    n = len(TEXTS) * 2
+    plain = text_model.fit(TEXTS * 2, LABELS * 2)
+    ones = text_model.fit(TEXTS * 2, LABELS * 2, weights=[1.0] * n)
+    assert abs(plain.linear.coef_ - ones.linear.coef_).max() < 1e-6
+    odd = "worker killed by signal bus error shared memory"
+    p_c = {w: text_model.fit(TEXTS * 2 + [odd], LABELS * 2 + ["C"], weights=[1.0] * n + [w]).predict([odd])[0]["C"]
+           for w in (0.05, 1.0, 5.0)}
+    assert p_c[0.05] < p_c[1.0] < p_c[5.0]
+
+
 def test_split_keeps_scenarios_on_one_side_and_tests_every_label():
     items = load_items()
     train, test = split(items)

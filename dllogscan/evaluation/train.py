@@ -148,7 +148,9 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     extra_weights: list[float] = []
     if with_lexicon:
         for (t, lab), w in ((signature_examples(), 1.0), (symptom_texts(), SYMPTOM_WEIGHT)):
-            extra_texts, extra_labels, extra_weights = extra_texts + t, extra_labels + lab, extra_weights + [w] * len(t)
+            extra_texts += t
+            extra_labels += lab
+            extra_weights += [w] * len(t)
     weights = [1.0] * len(texts) + extra_weights
     model = fit(texts + extra_texts, labels + extra_labels, weights=weights)
     if not calibrate:
