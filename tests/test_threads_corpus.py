@@ -52,3 +52,26 @@ def test_no_source_is_held_out():
 def test_threads_load_as_items_grouped_by_repository():
     assert len(ITEMS) == len(METAS)
     assert all(i.kind == "thread" and i.group == i.scenario and i.source_url for i in ITEMS)
+
+
+def test_second_pass_keeps_a_rule_and_flags_disagreement(tmp_path, monkeypatch):
+    """``relabel.py apply`` records the second label; a disagreement makes a thread ambiguous,
+    except where a written rule (``labels.rule``) set its label, which it keeps."""
+    import io
+
+    sys.path.insert(0, str(THREADS))
+    import relabel
+
+    ruled = {"label": "none", "ambiguous": False, "labels": {"first": "E", "second": "none", "rule": "uneven-ranks"}}
+    plain = {"label": "E", "ambiguous": False, "labels": {"first": "E"}}
+    for stem, meta in (("none-a-b-1", ruled), ("e-a-b-2", plain)):
+        (tmp_path / f"{stem}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    monkeypatch.setattr(relabel, "HERE", tmp_path)
+    rows = [{"id": relabel.opaque("none-a-b-1"), "label": "E"}, {"id": relabel.opaque("e-a-b-2"), "label": "none"}]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(json.dumps(r) for r in rows)))
+    assert relabel.apply() == 0
+    after_ruled = json.loads((tmp_path / "none-a-b-1.meta.json").read_text(encoding="utf-8"))
+    after_plain = json.loads((tmp_path / "e-a-b-2.meta.json").read_text(encoding="utf-8"))
+    assert after_ruled["labels"] == {"first": "E", "second": "E", "rule": "uneven-ranks"}
+    assert after_ruled["label"] == "none" and after_ruled["ambiguous"] is False
+    assert after_plain["labels"] == {"first": "E", "second": "none"} and after_plain["ambiguous"] is True

@@ -8,8 +8,9 @@ what a second labeller reads, without the first label (the stem names the label,
 carries a stable opaque id, sha1 of the stem, instead).
 A second-label row is {"id", "label", "subclass", "undecidable"} (``undecidable``: the text and
 ``why`` do not decide the class). ``apply`` writes ``labels.second`` and sets ``ambiguous`` when the
-two passes disagree on the class or the second finds the class undecidable; the first pass's own
-flag is kept as ``ambiguous_first``.
+two passes disagree on the class or the second finds the class undecidable (not where a written
+rule, ``labels.rule``, set the label: that stays); the first pass's own flag is kept as
+``ambiguous_first``.
 """
 from __future__ import annotations
 
@@ -54,10 +55,14 @@ def apply() -> int:
             continue
         meta = json.loads(path.read_text(encoding="utf-8"))
         meta.setdefault("ambiguous_first", meta["ambiguous"])
+        rule = meta["labels"].get("rule")
         meta["labels"] = {"first": meta["labels"]["first"], "second": row["label"]}
         if row.get("subclass"):
             meta["labels"]["second_subclass"] = row["subclass"]
-        meta["ambiguous"] = bool(row["label"] != meta["label"] or row.get("undecidable"))
+        if rule:  # a written rule set the label (README): the passes are recorded, the rule decides
+            meta["labels"]["rule"] = rule
+        else:
+            meta["ambiguous"] = bool(row["label"] != meta["label"] or row.get("undecidable"))
         path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 1 if bad else 0
 
