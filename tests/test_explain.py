@@ -29,3 +29,10 @@ def test_explain_shows_dropped_hits():
     out = explain("setup\n" * 5 + "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2026-11-30T06:00:00 DUE TO TIME LIMIT ***\n")
     assert "E.hang.slurm-time-limit" in out and "dropped (requires/excludes)" in out
     assert "verdict: 0 diagnosis(es)" in out
+
+
+def test_explain_says_a_feature_request_gets_no_class_from_the_classifier():
+    out = explain("[RFC] Allow changing num_workers between epochs\n\n### 🚀 The feature, motivation and pitch\n\n"
+                  "Workers take 20 s to start; we would like to change num_workers without a new DataLoader.\n")
+    assert "speaks of the data loader: yes; a feature request: no class from the classifier alone" in out
+    assert "verdict: 0 diagnosis(es)" in out

@@ -30,6 +30,9 @@
   BLAS deadlock reads like a loader hang to a bag of words. The thresholds are chosen with this
   rule applied (``blocked_classes``), so E's comes down where its look-alikes no longer count
   against it;
+- a feature request (an issue template's header, a title tagged [Feature] or [RFC]: ``request_text``
+  in ``data/prose.toml``) is no failure report: the classifier gives it no class alone and no prose
+  sentence counts in it; a signature's failure text still does;
 - with no signature verdict, one sentence that tells a failure in prose — the loader or its
   workers hang, were killed, ran out of memory, crashed (``prose.py``, data ``data/prose.toml``)
   — is weak evidence of that class of its own: the rule's prior, whose odds the classifier's
@@ -64,6 +67,7 @@ DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
 NEEDS_LOADER_CONTEXT = frozenset({"E"})
+FAILURE_CLASSES = frozenset("ABCDE")
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
 
@@ -136,7 +140,7 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
     one per class, none of a class already ``found``."""
     from .prose import load_rules
 
-    if not any(RELEVANT.search(text) for _, text in lines):
+    if not any(RELEVANT.search(text) for _, text in lines) or is_request([text for _, text in lines]):
         return []
     out = []
     for rule in load_rules():
@@ -215,12 +219,23 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
 
 
 def blocked_classes(texts) -> frozenset[str]:
-    """The classes the classifier may not give alone to these texts: E without a word of the
-    data loader or its workers (see the rules above)."""
+    """The classes the classifier may not give alone to these texts: every class in a feature
+    request, else E without a word of the data loader or its workers (see the rules above)."""
     from .prose import loader_text
 
+    texts = list(texts)
+    if is_request(texts):
+        return FAILURE_CLASSES
     loader = loader_text()
     return frozenset() if any(loader.search(t) for t in texts) else NEEDS_LOADER_CONTEXT
+
+
+def is_request(texts: Sequence[str]) -> bool:
+    """Whether these texts ask for a feature (``request_text`` in ``data/prose.toml``)."""
+    from .prose import request_text
+
+    request = request_text()
+    return any(request.search(t) for t in texts)
 
 
 def update(prior: float, p_class: float, p_none: float) -> float:

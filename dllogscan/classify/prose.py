@@ -71,6 +71,13 @@ def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
 
 
 @lru_cache(maxsize=2)
+def request_text(path: Path = DATA) -> "regex.Pattern[str]":
+    """The forms of a feature request (``request_text`` in the data file): the classifier gives no
+    class alone, and no prose sentence counts, in such a text (``combine.blocked_classes``)."""
+    return _required_pattern(path, _document(path), "request_text", "the forms of a feature request")
+
+
+@lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     doc = _document(path)

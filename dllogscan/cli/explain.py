@@ -15,7 +15,8 @@ from ..core.errors import SourceError
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
     from ..classify import light
-    from ..classify.combine import blocked_classes, scaled
+    from ..classify.combine import is_request, scaled
+    from ..classify.prose import loader_text
     from ..classify.digest import digest_lines
 
     model = light.shipped()
@@ -28,13 +29,15 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
     relevant = any(RELEVANT.search(t) for _, t in lines)
-    loader = not blocked_classes(t for _, t in lines)
+    texts = [t for _, t in lines]
+    loader = any(loader_text().search(t) for t in texts)
+    request = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
              + ", ".join(f"{c:.0%} -> {scaled(c, scaling):.0%}" for c in (0.5, 0.7, 0.9, 0.99))) if scaling else ""
     return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}; "
-            f"speaks of the data loader: {'yes' if loader else 'no (no hang from the classifier alone)'}): "
+            f"speaks of the data loader: {'yes' if loader else 'no (no hang from the classifier alone)'}{request}): "
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
             + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
                if thresholds else "") + shown]
