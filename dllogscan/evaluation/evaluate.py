@@ -26,8 +26,11 @@ KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "n
 #: CI's floors for the combined system: today's cross-validated level less a margin, so a
 #: regression fails the suite (`dllogscan eval` exits 1). Session 11 moved the macro-F1 and
 #: min-recall floors from 0.84 / 0.70 to 0.83 / 0.68 when 55 harder threads joined (scored 0.70
-#: macro-F1 before joining); on the threads that were there before, the level held (0.849 / 0.707)
-THRESHOLDS = {"threads_macro_f1": 0.83, "threads_min_recall": 0.68, "threads_false_alarms": 0.12,
+#: macro-F1 before joining); on the threads that were there before, the level held (0.849 / 0.707).
+#: Session 12 moved them to 0.82 / 0.66 when 147 more joined (batches 5 and 6, scored 0.72 and
+#: 0.70 before joining): the level is 0.834 / 0.678, and one hang thread is 0.0035 of E's recall,
+#: so the old floors had no margin left for a retrain's wobble
+THRESHOLDS = {"threads_macro_f1": 0.82, "threads_min_recall": 0.66, "threads_false_alarms": 0.12,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.05}
 #: what the combined system should reach on the real threads (issue 10), reported beside the floors
