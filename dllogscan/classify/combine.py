@@ -221,13 +221,18 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
 def blocked_classes(texts) -> frozenset[str]:
     """The classes the classifier may not give alone to these texts: every class in a feature
     request, else E without a word of the data loader or its workers (see the rules above)."""
-    from .prose import loader_text
-
     texts = list(texts)
     if is_request(texts):
         return FAILURE_CLASSES
+    return frozenset() if speaks_of_loader(texts) else NEEDS_LOADER_CONTEXT
+
+
+def speaks_of_loader(texts: Sequence[str]) -> bool:
+    """Whether these texts name the data loader or its workers (``loader_text`` in ``data/prose.toml``)."""
+    from .prose import loader_text
+
     loader = loader_text()
-    return frozenset() if any(loader.search(t) for t in texts) else NEEDS_LOADER_CONTEXT
+    return any(loader.search(t) for t in texts)
 
 
 def is_request(texts: Sequence[str]) -> bool:

@@ -15,8 +15,7 @@ from ..core.errors import SourceError
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
     from ..classify import light
-    from ..classify.combine import is_request, scaled
-    from ..classify.prose import loader_text
+    from ..classify.combine import is_request, scaled, speaks_of_loader
     from ..classify.digest import digest_lines
 
     model = light.shipped()
@@ -30,7 +29,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
-    loader = any(loader_text().search(t) for t in texts)
+    loader = speaks_of_loader(texts)
     request = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
