@@ -21,7 +21,7 @@ import regex
 from dllogscan.signatures.database import SITUATIONS
 
 SIG_DIR = Path(__file__).resolve().parent.parent / "signatures"
-SIGNATURE_FILES = ("A-shm", "B-worker-exit", "C-fd", "D-cuda", "E-hang", "context", "facts")
+SIGNATURE_FILES = ("A-shm", "B-worker-exit", "C-fd", "D-cuda", "E-hang", "F-spawn", "context", "facts")
 
 REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
@@ -72,7 +72,7 @@ def test_ids_unique_and_well_formed():
         assert "id" in entry, f"{entry['_file']}.toml: an entry has no id"
         assert entry["id"] not in seen, f"duplicate id {_where(entry)}"
         seen.add(entry["id"])
-        assert regex.fullmatch(r"[A-E]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
+        assert regex.fullmatch(r"[A-F]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
                                entry["id"]), f"bad id {_where(entry)}"
 
 
@@ -158,12 +158,12 @@ def test_distinct_keywords_stay_few():
     from dllogscan.scan.anchors import PACKED_LIMIT, _minimal, anchors
 
     distinct = {k for e in ALL for k in e["keywords"]}
-    assert len(distinct) <= 70, sorted(distinct)
+    assert len(distinct) <= 72, sorted(distinct)
     assert len(anchors(distinct)) <= PACKED_LIMIT
     # a new shared word wakes the scanner on every line that holds it: measure it with the batch
-    # bench (bench/RESULTS.md) before adding it here
+    # bench (bench/RESULTS.md) before adding it here (`multiprocessing`: session 13, within noise)
     shared = set(anchors(distinct)) - set(_minimal({k.encode() for k in distinct}))
-    assert shared <= {b"workers"}, shared
+    assert shared <= {b"workers", b"multiprocessing"}, shared
 
 
 def _fragments(entry: dict) -> list[str]:

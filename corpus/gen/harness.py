@@ -32,7 +32,7 @@ class Variant:
     scenario: str             # family: the held-out split groups by it
     label: str                # A-E or "none"
     subclass: str | None
-    args: list                # arguments to ``python -m corpus.gen.train``
+    args: list                # arguments to ``python -m corpus.gen.train`` (or ``module``)
     evidence: tuple = ()      # candidates, the first one found in the log is recorded
     kind: str = "log"
     notes: str = ""
@@ -47,10 +47,11 @@ class Variant:
     timeout: float = 120.0
     needs_cuda: bool = False
     dmesg: bool = False       # also write the kernel's OOM lines as items
+    module: str = "corpus.gen.train"   # the script run (``corpus.gen.unguarded``: no main guard)
 
 
 def train_cmd(v):
-    return [sys.executable, "-m", "corpus.gen.train", *v.args]
+    return [sys.executable, "-m", v.module, *v.args]
 
 
 def full_cmd(v, cgroup):
@@ -64,7 +65,7 @@ def full_cmd(v, cgroup):
 
 
 def shown_cmd(v):
-    text = "python -m corpus.gen.train " + " ".join(shlex.quote(a) for a in v.args)
+    text = f"python -m {v.module} " + " ".join(shlex.quote(a) for a in v.args)
     if v.cgroup_mb:
         text += f" --cgroup {CGROUP_ROOT}/dllogscan-gen/{v.name}"
     if v.shm:

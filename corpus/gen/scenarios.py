@@ -265,6 +265,31 @@ def class_e():
     return out
 
 
+def class_f():
+    """Workers that cannot start under spawn / forkserver: no main guard, an unpicklable collate_fn."""
+    guard_note = ("The training script has no `if __name__ == '__main__':` guard (corpus/gen/unguarded.py "
+                  "runs it at import). Each spawned worker re-imports the main module, so it runs the "
+                  "training again and tries to start workers of its own; CPython stops it with its "
+                  "'bootstrapping phase' error and the main process reports the worker's exit.")
+    pickle_note = ("The DataLoader's collate_fn is a lambda (--collate lambda). Under spawn the worker's "
+                   "arguments are pickled; the lambda cannot be, w.start() raises in the main process and "
+                   "torch warns about the pickle error first.")
+    guard = [("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm"), {}),
+             ("w4-forkserver-slurm", _w(4, "--start-method", "forkserver", "--progress", "plain"),
+              {"slurm": True})]
+    out = [Variant(f"f-main-guard-{tag}", "f-main-guard", "F", "main-guard", args,
+                   ("finished its bootstrapping phase",), notes=guard_note, module="corpus.gen.unguarded", **kw)
+           for tag, args, kw in guard]
+    pickling = [("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm"), {}),
+                ("w2-forkserver-rank", _w(2, "--start-method", "forkserver", "--progress", "lightning"),
+                 {"rank": 0})]
+    out += [Variant(f"f-pickling-lambda-{tag}", "f-pickling-lambda", "F", "pickling",
+                    ["--collate", "lambda", *args],
+                    ("Got pickle error when attempting to start a worker Process", "Can't pickle"),
+                    notes=pickle_note, **kw) for tag, args, kw in pickling]
+    return out
+
+
 def nearmisses():
     nm = [("healthy-config-w8", ["--num-workers", "8", "--print-config", "--epochs", "3",
                                   "--persistent-workers", "--progress", "tqdm-lines", "--every", "8"], {},
@@ -302,4 +327,4 @@ def nearmisses():
 
 
 def all_variants():
-    return class_a() + class_b() + class_c() + class_d() + class_e() + nearmisses()
+    return class_a() + class_b() + class_c() + class_d() + class_e() + class_f() + nearmisses()

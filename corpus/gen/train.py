@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, default_collate
 
 from corpus.gen.bar import STYLES, Bar
 from corpus.gen.datasets import (CACHE_LOCK, FAULTS, FieldCollate, ShardDataset,
@@ -48,7 +48,8 @@ def parse_args(argv=None):
     p.add_argument("--patches", type=int, default=0, help="small tensors per sample")
     p.add_argument("--keep-batches", action="store_true",
                    help="keep every batch's patches alive in the main process (epoch-end metric)")
-    p.add_argument("--collate", choices=("default", "fields"), default="default")
+    p.add_argument("--collate", choices=("default", "fields", "lambda"), default="default",
+                   help="lambda: a collate_fn written as a lambda (spawn cannot pickle it)")
     p.add_argument("--skip-bad", action="store_true", help="wrap the dataset to skip bad samples")
     p.add_argument("--nofile", type=int, default=0, help="RLIMIT_NOFILE soft limit")
     p.add_argument("--cgroup", default=None, help="memory cgroup the workers join")
@@ -125,6 +126,8 @@ def main(argv=None):
             kwargs["multiprocessing_context"] = args.start_method
     if args.collate == "fields":
         kwargs["collate_fn"] = FieldCollate(["x", "y"])
+    elif args.collate == "lambda":
+        kwargs["collate_fn"] = lambda batch: default_collate(batch)  # noqa: E731 - the point of it
     loader = DataLoader(dataset, **kwargs)
     if args.print_config:
         shown = {k: v for k, v in kwargs.items() if k not in ("generator", "worker_init_fn")}

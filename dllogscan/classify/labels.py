@@ -17,7 +17,11 @@ TITLE = {
 
 
 def label_of(cls: str, subclass: str | None) -> str:
-    """Corpus (class, subclass) -> classifier label."""
+    """Corpus (class, subclass) -> classifier label. A kind beyond the five (F: workers could not
+    start) is ``none`` to the classifier: signatures name it, the classifier weighs A-E against
+    the rest."""
+    if cls not in ("A", "B", "C", "D", "E"):
+        return "none"
     if cls == "B":
         sub = subclass or ""
         for family in ("getitem", "crash", "oom"):

@@ -50,7 +50,7 @@ RELEVANT = re.compile(
     re.IGNORECASE)
 MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
-FAILURE_CLASSES = ("A", "B", "C", "D", "E")
+FAILURE_CLASSES = ("A", "B", "C", "D", "E", "F")
 
 #: the built-in conditions that read the lines around a hit, both ways (``@progress`` reads before)
 WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader-frame": LOADER_FRAME_RE}

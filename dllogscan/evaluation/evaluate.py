@@ -108,8 +108,8 @@ def predict(item: Item, system: str, model) -> tuple[str, float | None]:
         return cls, class_probability(pred, cls)
     mode = "off" if system == "signatures" else "auto"
     result = pipeline.run(source, scanner, classifier=mode, model=model)
-    if not result.diagnoses:
-        return "none", None
+    if not result.diagnoses or result.diagnoses[0].cls not in CLASSES:
+        return "none", None  # a kind beyond the five (F: workers could not start) is "not one of A-E"
     return result.diagnoses[0].cls, result.diagnoses[0].confidence
 
 

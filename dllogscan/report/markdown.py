@@ -14,6 +14,7 @@ CLASS_NAMES = {
     "C": "file descriptors exhausted",
     "D": "CUDA used in a forked worker",
     "E": "a hang or stall",
+    "F": "workers could not start (spawn start method)",
 }
 
 

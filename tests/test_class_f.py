@@ -1,0 +1,73 @@
+"""Class F: DataLoader workers that could not start under the spawn start method (no main-module
+guard, worker arguments that cannot be pickled). Not one of the field guide's five: evaluation
+counts it as "not one of A-E", the classifier learns it as none."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import dllogscan
+from dllogscan.classify.labels import label_of
+from dllogscan.evaluation.corpus import load_items
+from dllogscan.evaluation.evaluate import predict
+from dllogscan.integrations.github_action import label_for
+from dllogscan.report.markdown import verdict
+
+LOGS = Path(__file__).resolve().parent.parent / "corpus" / "logs"
+
+CHILD = """Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "C:\\Users\\me\\anaconda3\\lib\\multiprocessing\\spawn.py", line 116, in spawn_main
+    exitcode = _main(fd, parent_sentinel)
+  File "C:\\Users\\me\\project\\train.py", line 40, in <module>
+    for x, y in train_loader:
+  File "C:\\Users\\me\\anaconda3\\lib\\multiprocessing\\spawn.py", line 134, in _check_not_importing_main
+    raise RuntimeError('''
+RuntimeError:
+        An attempt has been made to start a new process before the
+        current process has finished its bootstrapping phase.
+"""
+PARENT = "RuntimeError: DataLoader worker (pid(s) 4120) exited unexpectedly\n"
+
+LOADER_START = """  File "/usr/lib/python3.12/site-packages/torch/utils/data/dataloader.py", line 1176, in __init__
+    w.start()
+  File "/usr/lib/python3.12/multiprocessing/reduction.py", line 60, in dump
+    ForkingPickler(file, protocol).dump(obj)
+"""
+NOT_PICKLABLE = "AttributeError: Can't pickle local object 'build.<locals>.collate'\n"
+
+
+def test_main_guard_absorbs_the_parents_worker_exit(tmp_path):
+    """The parent's bare `exited unexpectedly` is the spawned child's bootstrapping error, not a
+    memory kill: one F verdict, the exit line among its evidence, no B advice."""
+    path = tmp_path / "paste.txt"
+    path.write_text(CHILD + PARENT)
+    result = dllogscan.scan(path)
+    assert [(d.cls, d.subclass) for d in result.diagnoses] == [("F", "main-guard")]
+    top = result.diagnoses[0]
+    assert top.confidence >= 0.9
+    cited = [e.text for e in top.evidence]
+    assert any("bootstrapping phase" in t for t in cited) and any("exited unexpectedly" in t for t in cited)
+    assert top.fixes[0].code and "if __name__ == '__main__':" in top.fixes[0].code
+
+
+def test_pickling_error_counts_only_beside_the_loaders_worker_start(tmp_path):
+    alone, beside = tmp_path / "alone.txt", tmp_path / "beside.txt"
+    alone.write_text("Saving the model\n" + NOT_PICKLABLE)
+    beside.write_text("Traceback (most recent call last):\n" + LOADER_START + NOT_PICKLABLE)
+    assert not any(d.cls == "F" for d in dllogscan.scan(alone).diagnoses)
+    got = dllogscan.scan(beside).diagnoses
+    assert (got[0].cls, got[0].subclass) == ("F", "pickling")
+    assert any("top-level" in f.title for f in got[0].fixes)
+
+
+def test_f_is_not_one_of_a_to_e_for_the_classifier_and_the_evaluation():
+    assert label_of("F", "main-guard") == "none"
+    item = next(i for i in load_items() if i.path.name == "f-main-guard-w2-spawn.log")
+    assert item.label == "F"
+    assert predict(item, "combined", model=None) == ("none", None)
+
+
+def test_outputs_name_class_f():
+    result = dllogscan.scan(LOGS / "f-pickling-lambda-w2-spawn.log")
+    assert label_for(result, "dataloader: ") == "dataloader: F-spawn"
+    assert "workers could not start" in verdict(result)
