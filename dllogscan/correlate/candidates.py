@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..core.models import Diagnosis, Evidence, Hit
-from ..signatures.database import BUILTIN_CONDITIONS, Condition, Database, Signature
+from ..signatures.database import BUILTIN_CONDITIONS, CLASSES, Condition, Database, Signature
 
 if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
     from .cadence import Silence
@@ -50,7 +50,8 @@ RELEVANT = re.compile(
     re.IGNORECASE)
 MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
-FAILURE_CLASSES = ("A", "B", "C", "D", "E", "F")
+#: the classes a diagnosis can have: every class the signature data may name but "none" (facts)
+FAILURE_CLASSES = tuple(c for c in CLASSES if c != "none")
 
 #: the built-in conditions that read the lines around a hit, both ways (``@progress`` reads before)
 WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader-frame": LOADER_FRAME_RE}
