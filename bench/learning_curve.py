@@ -1,6 +1,6 @@
 """How the threads' figures grow with the training threads: a learning curve on the grouped CV.
 
-    python bench/learning_curve.py                      # shares 0.4 0.6 0.8 1.0 (about 3 min each)
+    python bench/learning_curve.py                      # shares 0.4 0.6 0.8 1.0 (1.5-3 min each)
     python bench/learning_curve.py --shares 0.5 1.0
 
 The folds are those of ``dllogscan eval`` (grouped by repository or forum) and every fold's test
@@ -28,7 +28,7 @@ from dllogscan.evaluation.evaluate import CLASSES, FOLDS, Scores, predict  # noq
 
 def kept(item: Item, share: float) -> bool:
     """Whether a training item stays at ``share``: non-thread items always; threads by group."""
-    if item.kind != "thread":
+    if item.kind != "thread" or share >= 1:
         return True
     return int(hashlib.sha1(item.group.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
 
