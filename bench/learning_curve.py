@@ -17,13 +17,14 @@ import argparse
 import hashlib
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dllogscan.evaluation.corpus import Item, folds_of, load_items  # noqa: E402
-from dllogscan.evaluation.evaluate import CLASSES, FOLDS, Scores, predict  # noqa: E402
+from dllogscan.evaluation.evaluate import FOLDS, evaluate  # noqa: E402
 
 
 def kept(item: Item, share: float) -> bool:
@@ -33,21 +34,10 @@ def kept(item: Item, share: float) -> bool:
     return int(hashlib.sha1(item.group.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
 
 
-def curve_point(items: list[Item], fold_of: list[int], share: float) -> tuple[Scores, int]:
-    """The combined system's scores on every fold's unambiguous threads, trained at ``share``,
-    and how many training threads the folds held on average."""
-    from dllogscan.evaluation.train import train_items
-
-    scores, trained = Scores(), 0
-    for fold in range(FOLDS):
-        train = [i for i, f in zip(items, fold_of) if f != fold and kept(i, share)]
-        trained += sum(i.kind == "thread" for i in train)
-        model = train_items(train)
-        for item in (i for i, f in zip(items, fold_of) if f == fold and i.kind == "thread" and not i.ambiguous):
-            truth = item.label if item.label in CLASSES else "none"
-            got, conf = predict(item, "combined", model)
-            scores.add(truth, got, str(item.path), conf)
-    return scores, trained // FOLDS
+def trained_threads(items: list[Item], fold_of: list[int], share: float) -> int:
+    """How many training threads a fold holds at ``share``, on average over the folds."""
+    return sum(sum(1 for i, f in zip(items, fold_of) if f != fold and i.kind == "thread" and kept(i, share))
+               for fold in range(FOLDS)) // FOLDS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     for share in sorted(args.shares):
         t0 = time.time()
-        scores, trained = curve_point(items, fold_of, share)
+        scores = evaluate(systems=("combined",), train_filter=partial(kept, share=share))["combined"]["threads"]
+        trained = trained_threads(items, fold_of, share)
         neg = [p for t, p, _ in scores.pairs if t == "none"]
         print(f"| {share:.2f} | {trained} | {scores.macro_f1():.3f} | {scores.min_recall():.3f} | "
               f"{scores.per_class()['E'][1]:.3f} | {scores.false_alarm_rate():.1%} "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .. import api
 from ..pipeline import runner as pipeline
@@ -114,9 +114,12 @@ def predict(item: Item, system: str, model) -> tuple[str, float | None]:
 
 
 def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS, k: int = FOLDS,
-             folds: Sequence[int] | None = None) -> dict[str, dict[str, Scores]]:
+             folds: Sequence[int] | None = None,
+             train_filter: Callable[[Item], bool] | None = None) -> dict[str, dict[str, Scores]]:
     """Cross-validate: for each fold, train (nested calibration included) on the others and score
-    it: {system: {kind: Scores}}. ``folds`` limits the run to some of the ``k`` folds."""
+    it: {system: {kind: Scores}}. ``folds`` limits the run to some of the ``k`` folds;
+    ``train_filter`` keeps only some of the training items (the test items stay whole:
+    ``bench/learning_curve.py``)."""
     from .train import train_items
 
     items = load_items(root)
@@ -126,7 +129,8 @@ def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS, k: int 
         test = [i for i, f in zip(items, fold_of) if f == fold and not i.ambiguous]
         if not test:
             continue
-        model = train_items([i for i, f in zip(items, fold_of) if f != fold])
+        model = train_items([i for i, f in zip(items, fold_of)
+                             if f != fold and (train_filter is None or train_filter(i))])
         for item in test:
             truth = item.label if item.label in CLASSES else "none"
             for system in systems:
