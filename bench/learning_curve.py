@@ -3,8 +3,9 @@
     python bench/learning_curve.py                      # shares 0.4 0.6 0.8 1.0 (1.5-3 min each)
     python bench/learning_curve.py --shares 0.5 1.0
 
-The folds are those of ``dllogscan eval`` (grouped by repository or forum) and every fold's test
-threads are scored, always the same ones. Only the training side shrinks: a share ``s`` keeps the
+Each share runs ``dllogscan eval``'s own cross-validation (``evaluate``, combined system only):
+the same folds (grouped by repository or forum) and the same test items, which include the written
+corpus, though only the threads' figures are shown. Only the training side shrinks: a share ``s`` keeps the
 training threads of about ``s`` of the repositories and forums (chosen by a hash of the name, so a
 smaller share is a subset of a larger one); the written reports, torch logs, near misses, signature
 examples and symptom texts stay whole. The combined system is scored on the threads: macro-F1,
