@@ -119,25 +119,38 @@ def test_anchors_cover_every_keyword(shipped_db):
     assert all(any(a in k.encode() for a in anchors) for k in shipped_db.keywords)
 
 
-def test_over_the_packed_limit_a_shared_word_stands_for_its_keywords():
-    keywords = [f"kw{chr(97 + i // 26)}{chr(97 + i % 26)}xyz{i}" for i in range(62)]
+def test_over_the_packed_limit_the_anchors_are_searched_in_groups():
+    """More anchors than the packed searcher takes are split into even groups, none over the
+    limit, each anchor in one group; the Aho-Corasick engine still reports every offset of
+    each anchor, overlapping ones across groups included."""
+    from dllogscan.scan.anchors import PACKED_LIMIT, packed_groups
+
+    keywords = [f"kw{chr(97 + i // 26)}{chr(97 + i % 26)}xyz{i}" for i in range(150)]
     keywords += ["num_workers", "persistent_workers", "workers_per_gpu", "dataloader workers"]
-    assert len(prefilter.anchors(keywords, limit=100)) == 66  # no keyword contains another
-    found = prefilter.anchors(keywords, limit=64)
-    assert len(found) == 63 and b"workers" in found and b"num_workers" not in found
-    assert all(any(a in k.encode() for a in found) for k in keywords)
-    assert prefilter.anchors(keywords[:60]) == sorted({k.encode() for k in keywords[:60]}, key=lambda k: (len(k), k))
+    found = prefilter.anchors(keywords)
+    assert len(found) == 154 and b"workers" not in found
+    groups = packed_groups(found)
+    assert [len(g) for g in groups] == [52, 51, 51]
+    assert sorted(a for g in groups for a in g) == sorted(found)
+    assert packed_groups(found[:PACKED_LIMIT]) == [found[:PACKED_LIMIT]] and packed_groups([]) == []
+    _needs("ahocorasick")
+    rng = random.Random(7)
+    data, _ = _random_log(rng, keywords + ["kwaaxyz0kwabxyz1", "num_workers_per_gpu"])
+    reference, engine = prefilter.FindPrefilter(keywords), prefilter.AhoCorasickPrefilter(keywords)
+    assert len(engine._leftmost) == 3
+    for start, end in [(0, len(data))] + [sorted(rng.sample(range(len(data)), 2)) for _ in range(20)]:
+        assert engine.positions(data, start, end) == reference.positions(data, start, end)
 
 
-def test_a_line_found_by_a_shared_word_is_matched_by_its_real_keywords(shipped_db):
-    """The shipped keywords exceed the packed limit, so ``workers`` stands for its family: a line
-    with the word alone is found and left alone, the lines with real keywords still match."""
-    from dllogscan.scan.anchors import PACKED_LIMIT, _minimal
-
-    assert len(_minimal({k.encode() for k in shipped_db.keywords})) > PACKED_LIMIT
-    assert b"workers" in prefilter.anchors(shipped_db.keywords)
+def test_a_line_with_only_a_word_of_a_keyword_is_not_woken(shipped_db):
+    """No anchor stands for a family of keywords: a line with ``workers`` alone is not found,
+    the lines with real keywords are."""
+    assert b"workers" not in prefilter.anchors(shipped_db.keywords)
     text = (b"the workers are fine\nconfig: num_workers=8, persistent_workers=True\n"
             b"RuntimeError: DataLoader worker (pid(s) 7) exited unexpectedly\n")
+    for engine in ("python", *(e for e in COMPILED if prefilter.available(e))):
+        found = prefilter.make_prefilter(shipped_db.keywords, engine).positions(text, 0, len(text))
+        assert found and min(found) > text.index(b"\n"), engine
     out = pipeline.get_scanner().scan(io.BytesIO(text))
     assert sorted({h.line for h in out.hits}) == [2, 3]
     assert {h.facts.get("num_workers") for h in out.hits if h.line == 2} >= {"8"}

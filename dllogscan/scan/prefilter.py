@@ -12,7 +12,7 @@ import hashlib
 import threading
 from typing import Iterable, Protocol
 
-from .anchors import anchors
+from .anchors import anchors, packed_groups
 from ..core.paths import read_cached, write_cached
 
 
@@ -59,7 +59,8 @@ class AhoCorasickPrefilter:
     one it reported. Every skipped occurrence overlaps a reported one (the search resumes where
     a match ends, and the leftmost match from there starts at or before any occurrence after
     it), so when no anchor holds a newline each one lies in a line that holds a reported match:
-    the fast pass finds those lines, and the overlapping search runs on them alone."""
+    the fast pass finds those lines, and the overlapping search runs on them alone. The packed
+    searcher takes 64 literals at most, so more anchors get one fast pass per group of them."""
 
     name = "ahocorasick"
 
@@ -69,7 +70,8 @@ class AhoCorasickPrefilter:
         self.anchors = anchors(keywords)
         self.longest = max((len(a) for a in self.anchors), default=1)
         self._automaton = ahocorasick_rs.BytesAhoCorasick(self.anchors)
-        self._leftmost = (ahocorasick_rs.BytesAhoCorasick(self.anchors, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+        self._leftmost = ([ahocorasick_rs.BytesAhoCorasick(group, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+                           for group in packed_groups(self.anchors)]
                           if self.anchors and not any(b"\n" in a for a in self.anchors) else None)
 
     def positions(self, data: bytes, start: int, end: int) -> list[int]:
@@ -79,13 +81,24 @@ class AhoCorasickPrefilter:
             return []
         limit = min(len(data), end + self.longest)
         with memoryview(data) as view:
-            first = self._leftmost.find_matches_as_indexes(view[start:limit]) if self._leftmost else None
+            first = self._first(view[start:limit]) if self._leftmost else None
             if first is None or len(first) * DENSE_BYTES_PER_MATCH > limit - start:
                 matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
                 found = [start + at for _, at, _ in matches if at < end - start]
             else:
                 found = self._in_lines(data, view, start, limit, end, first)
         found.sort()
+        return found
+
+    def _first(self, window: memoryview) -> list[tuple[int, int, int]]:
+        """The leftmost-first matches of each packed group, in the order they start: every
+        occurrence of an anchor overlaps one of its own group's."""
+        if len(self._leftmost) == 1:
+            return self._leftmost[0].find_matches_as_indexes(window)
+        found: list[tuple[int, int, int]] = []
+        for searcher in self._leftmost:
+            found.extend(searcher.find_matches_as_indexes(window))
+        found.sort(key=lambda m: m[1])
         return found
 
     def _in_lines(self, data: bytes, view: memoryview, start: int, limit: int, end: int,
