@@ -39,6 +39,24 @@ def test_log_facts_reach_the_fixes():
     assert any("--shm-size=1g" in c for c in commands)
 
 
+
+def test_pytorchs_rerun_hint_does_not_overwrite_the_worker_count():
+    # the exit-code message itself says "Rerunning with num_workers=0": that is no setting of the
+    # run that failed, so the fixes keep the 8 workers it had (a reporter's "works with 0" alike)
+    log = ("loader = DataLoader(ds, batch_size=64, num_workers=8)\n"
+           "RuntimeError: DataLoader worker (pid 180) exited unexpectedly with exit code 1. Details are lost "
+           "due to multiprocessing. Rerunning with num_workers=0 may give better error trace.\n"
+           "With num_workers=0 it runs.\n")
+    result = dllogscan.scan(log)
+    [d] = result.diagnoses
+    assert result.facts["num_workers"] == "8" and d.facts["num_workers"] == "8"
+    spawn = [f.code for f in d.fixes if f.code and "multiprocessing_context='spawn'" in f.code]
+    assert spawn and "num_workers=8" in spawn[0]
+    # a zero alone, or a later non-zero count, is still taken as written
+    assert dllogscan.scan("DataLoader(ds, num_workers=0)\n").facts["num_workers"] == "0"
+    assert dllogscan.scan("num_workers=0\nnum_workers=4\n").facts["num_workers"] == "4"
+
+
 BUS_ERROR = ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error. It is possible that "
              "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
 

@@ -133,12 +133,24 @@ def filter_hits(hits: list[Hit], db: Database) -> list[Hit]:
     return kept
 
 
+#: facts whose zero never replaces a value already seen: a worker failure needs workers, so a
+#: ``num_workers=0`` after ``num_workers=8`` is the rerun PyTorch's own message suggests ("Rerunning
+#: with num_workers=0 may give better error trace") or the one the reporter tried, not the setting
+#: of the run that failed (and a fix filled in with 0 would be wrong: spawn with no workers)
+ZERO_KEEPS_EARLIER = frozenset({"num_workers"})
+
+
 def collect_facts(hits: list[Hit], db: Database) -> dict[str, str]:
-    """Configuration facts (``fact`` role): the last value seen wins."""
+    """Configuration facts (``fact`` role): the last value seen wins, except that a worker count
+    of 0 does not replace a count already seen (``ZERO_KEEPS_EARLIER``)."""
     facts: dict[str, str] = {}
     for hit in hits:
-        if db.by_id[hit.signature].role == "fact":
-            facts.update(hit.facts)
+        if db.by_id[hit.signature].role != "fact":
+            continue
+        for key, value in hit.facts.items():
+            if key in ZERO_KEEPS_EARLIER and value.strip("0") == "" and facts.get(key, "0").strip("0"):
+                continue
+            facts[key] = value
     return facts
 
 
