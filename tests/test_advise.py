@@ -110,10 +110,21 @@ def test_every_situation_has_its_title_and_fixes():
     assert SITUATIONS <= {f.when for f in get_scanner().db.fixes}
 
 
-def test_situations_are_for_classes_a_and_c_only():
+def test_situations_follow_the_class_and_what_its_text_leaves_open():
     facts = {"shm_size": "126G"}
     assert situations(Diagnosis("A", "bus-error", "t", 0.9, ()), facts) == {"shm-ample"}
     assert situations(Diagnosis("B", "oom", "t", 0.9, ()), facts) == frozenset()
+    small = {"shm_size": "64M"}
+    bare = Diagnosis("B", "oom-suspected", "t", 0.6, ())
+    assert situations(bare, small) == {"shm-small"} and situations(bare, facts) == frozenset()
+    assert situations(bare, {"shm_size": "126G", "shm_use": "97"}) == {"shm-small"}  # full, whatever its size
+    assert situations(bare, {"shm_size": "1G", "shm_demand_bytes": str(3 << 30)}) == {"shm-small"}
+    lost = Diagnosis("B", "crash", "t", 0.85, ())
+    assert situations(lost, {**small, "exit_code": "1"}) == {"shm-small"}
+    # a named cause (a segfault, an OOM kill, an exception with its traceback) keeps its own fixes
+    assert situations(lost, {**small, "signal": "Segmentation fault"}) == frozenset()
+    assert situations(Diagnosis("B", "oom", "t", 0.9, ()), small) == frozenset()
+    assert situations(Diagnosis("B", "getitem", "t", 0.9, ()), small) == frozenset()
     assert above_current({"shm_size": "126G"}) == {"shm_suggest": "252g", "shm_suggest_k8s": "252Gi"}
     assert above_current({"shm_size": "64M"}) == {}
 
@@ -130,3 +141,24 @@ def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptor
     [low] = dllogscan.scan("open files                      (-n) 1024\n" + ancdata).diagnoses
     assert any("ulimit -n 65536" in c for c in low.fixes[0].commands) and not any("Ample" in n for n in low.notes)
     assert situations(Diagnosis("C", "fd-exhausted", "t", 0.9, ()), {"open_files": "unlimited"}) == {"fd-limit-ample"}
+
+
+def test_a_worker_death_beside_dockers_default_dev_shm_checks_shm_first():
+    log = ("docker run -it -v /data:/dataset trainer bash\n"
+           "Filesystem      Size  Used Avail Use% Mounted on\n"
+           "shm              64M     0   64M   0% /dev/shm\n"
+           "loader = DataLoader(ds, batch_size=32, num_workers=4)\n"
+           "RuntimeError: DataLoader worker (pid 180) exited unexpectedly with exit code 1. Details are lost "
+           "due to multiprocessing. Rerunning with num_workers=0 may give better error trace.\n")
+    [d] = dllogscan.scan(log).diagnoses
+    assert (d.cls, d.subclass) == ("B", "crash")  # the class stays: the text says only that a worker died
+    assert d.title.endswith("(and the /dev/shm shown is small)")
+    [note] = [n for n in d.notes if n.startswith("Small /dev/shm:")]
+    assert note.startswith("Small /dev/shm: 64M here, 0% used")
+    assert d.fixes[0].title == "Give the workers a larger /dev/shm (64M shown)"
+    assert "docker run --shm-size=8g ..." in d.fixes[0].commands
+    assert any("dmesg" in c for c in d.fixes[1].commands) and "num_workers=0" in (d.fixes[2].code or "")
+    # without the df line, the usual order: the exit code's own fixes
+    [plain] = dllogscan.scan(log.replace("shm              64M     0   64M   0% /dev/shm\n", "")).diagnoses
+    assert "small" not in plain.title and not plain.fixes[0].title.startswith("Give the workers a larger")
+    assert not any(n.startswith("Small /dev/shm:") for n in plain.notes)

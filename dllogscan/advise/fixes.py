@@ -24,9 +24,15 @@ AMPLE_NOTE = "Ample /dev/shm:"
 #: the open-files limit the advice sets (``ulimit -n 65536`` in ``signatures/fixes.toml``)
 FD_TARGET = 65536
 FD_NOTE = "Ample open-files limit:"
-#: what a title gains where a situation contradicts the cause it names
+#: the /dev/shm a Docker container or a Kubernetes pod (containerd) gets unless raised
+RUNTIME_DEFAULT_SHM = 64 << 20
+SMALL_NOTE = "Small /dev/shm:"
+#: B subclasses whose text leaves the cause open (a bare exit; an exit code with "details lost")
+UNEXPLAINED_EXITS = ("oom-suspected", "crash")
+#: what a title gains where a situation contradicts the cause it names (or points past it)
 SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
-                    "fd-limit-ample": " (but the open-files limit shown is high)"}
+                    "fd-limit-ample": " (but the open-files limit shown is high)",
+                    "shm-small": " (and the /dev/shm shown is small)"}
 
 
 def parse_size(text: str) -> int | None:
@@ -84,7 +90,9 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     ``shm-ample`` for class A when the log shows a /dev/shm at least twice what the advice would
     raise it to (the demand estimate's size, else 8g) and ``df`` did not show it full;
     ``fd-limit-ample`` for class C when ``ulimit -a`` shows an open-files limit no lower than the
-    one the advice would set."""
+    one the advice would set; ``shm-small`` for a worker death of class B whose text names no cause
+    when the log shows a small or full /dev/shm (``shm_small``), where the usual first check (the
+    OOM killer) is not the likeliest."""
     if diagnosis.cls == "A":
         size, target = _shm_size_and_target(facts)
         use = facts.get("shm_use", "")
@@ -94,7 +102,27 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
         limit = facts.get("open_files", "")
         ample = limit == "unlimited" or (limit.isdigit() and int(limit) >= FD_TARGET)
         return frozenset({"fd-limit-ample"}) if ample else frozenset()
+    if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and shm_small(facts):
+        return frozenset({"shm-small"})
     return frozenset()
+
+
+def unexplained_exit(diagnosis: Diagnosis, facts: dict[str, str]) -> bool:
+    """A worker death whose text names no cause: a bare "exited unexpectedly", or an exit code
+    whose details were lost (not a segfault or an exception with its traceback)."""
+    sub = diagnosis.subclass or ""
+    return sub == UNEXPLAINED_EXITS[0] or (sub == UNEXPLAINED_EXITS[1] and "exit_code" in facts)
+
+
+def shm_small(facts: dict[str, str]) -> bool:
+    """The /dev/shm the log shows is the runtime default (64 MiB) or less, over ``FULL_PERCENT``
+    full, or smaller than the demand estimate."""
+    size = parse_size(facts.get("shm_size", ""))
+    use = facts.get("shm_use", "")
+    if use.isdigit() and int(use) >= FULL_PERCENT:
+        return True
+    demand = facts.get("shm_demand_bytes", "")
+    return bool(size) and (size <= RUNTIME_DEFAULT_SHM or (demand.isdigit() and size < int(demand)))
 
 
 def above_current(facts: dict[str, str]) -> dict[str, str]:
@@ -119,6 +147,12 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, 
                      f"{facts.get('shm_suggest') or DEFAULT_SUGGEST} the usual advice would raise it to, so its size "
                      "is an unlikely cause. The fixes below check where and when it was measured, then the other "
                      "causes of SIGBUS.")
+    if "shm-small" in shown:
+        use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
+        notes.append(f"{SMALL_NOTE} {facts.get('shm_size', '?')} here{use}; a container or pod gets 64M unless "
+                     "raised. Workers hand every batch to the main process through /dev/shm, and a worker "
+                     "that cannot write there dies, with a bus error or with no message at all: check it "
+                     "before the other causes of a worker's death.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
@@ -155,7 +189,7 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
             code=fill(f.code, facts) if f.code else None)
         for i, f in enumerate(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), start=1))
     # advising twice adds each note once
-    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE)))
+    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE)))
     notes += situation_notes(shown, facts)
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "

@@ -28,8 +28,9 @@ SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when"}
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
-#: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set
-SITUATIONS = frozenset({"shm-ample", "fd-limit-ample"})
+#: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
+#: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm
+SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small"})
 
 
 @dataclass(frozen=True)
