@@ -27,8 +27,6 @@ FD_NOTE = "Ample open-files limit:"
 #: the /dev/shm a Docker container or a Kubernetes pod (containerd) gets unless raised
 RUNTIME_DEFAULT_SHM = 64 << 20
 SMALL_NOTE = "Small /dev/shm:"
-#: B subclasses whose text leaves the cause open (a bare exit; an exit code with "details lost")
-UNEXPLAINED_EXITS = ("oom-suspected", "crash")
 #: what a title gains where a situation contradicts the cause it names (or points past it)
 SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
                     "fd-limit-ample": " (but the open-files limit shown is high)",
@@ -110,8 +108,7 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
 def unexplained_exit(diagnosis: Diagnosis, facts: dict[str, str]) -> bool:
     """A worker death whose text names no cause: a bare "exited unexpectedly", or an exit code
     whose details were lost (not a segfault or an exception with its traceback)."""
-    sub = diagnosis.subclass or ""
-    return sub == UNEXPLAINED_EXITS[0] or (sub == UNEXPLAINED_EXITS[1] and "exit_code" in facts)
+    return diagnosis.subclass == "oom-suspected" or (diagnosis.subclass == "crash" and "exit_code" in facts)
 
 
 def shm_small(facts: dict[str, str]) -> bool:
