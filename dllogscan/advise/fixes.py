@@ -93,9 +93,8 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     OOM killer) is not the likeliest."""
     if diagnosis.cls == "A":
         size, target = _shm_size_and_target(facts)
-        use = facts.get("shm_use", "")
-        full = use.isdigit() and int(use) >= FULL_PERCENT
-        return frozenset({"shm-ample"}) if size and target and size >= AMPLE_FACTOR * target and not full else frozenset()
+        ample = size and target and size >= AMPLE_FACTOR * target and not _shm_full(facts)
+        return frozenset({"shm-ample"}) if ample else frozenset()
     if diagnosis.cls == "C":
         limit = facts.get("open_files", "")
         ample = limit == "unlimited" or (limit.isdigit() and int(limit) >= FD_TARGET)
@@ -114,10 +113,9 @@ def unexplained_exit(diagnosis: Diagnosis, facts: dict[str, str]) -> bool:
 def shm_small(facts: dict[str, str]) -> bool:
     """The /dev/shm the log shows is the runtime default (64 MiB) or less, over ``FULL_PERCENT``
     full, or smaller than the demand estimate."""
-    size = parse_size(facts.get("shm_size", ""))
-    use = facts.get("shm_use", "")
-    if use.isdigit() and int(use) >= FULL_PERCENT:
+    if _shm_full(facts):
         return True
+    size = parse_size(facts.get("shm_size", ""))
     demand = facts.get("shm_demand_bytes", "")
     return bool(size) and (size <= RUNTIME_DEFAULT_SHM or (demand.isdigit() and size < int(demand)))
 
@@ -131,6 +129,12 @@ def above_current(facts: dict[str, str]) -> dict[str, str]:
     return {"shm_suggest": f"{gib}g", "shm_suggest_k8s": f"{gib}Gi"}
 
 
+def _shm_full(facts: dict[str, str]) -> bool:
+    """``df`` showed /dev/shm at least ``FULL_PERCENT`` used."""
+    use = facts.get("shm_use", "")
+    return use.isdigit() and int(use) >= FULL_PERCENT
+
+
 def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]:
     return parse_size(facts.get("shm_size", "")), parse_size(facts.get("shm_suggest") or DEFAULT_SUGGEST)
 
@@ -138,14 +142,13 @@ def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]
 def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, ...]:
     """One sentence per situation shown: the fact, and why the fixes below differ."""
     notes = []
+    use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
     if "shm-ample" in shown:
-        use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
         notes.append(f"{AMPLE_NOTE} {facts['shm_size']} here{use}, at least twice the "
                      f"{facts.get('shm_suggest') or DEFAULT_SUGGEST} the usual advice would raise it to, so its size "
                      "is an unlikely cause. The fixes below check where and when it was measured, then the other "
                      "causes of SIGBUS.")
     if "shm-small" in shown:
-        use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
         notes.append(f"{SMALL_NOTE} {facts.get('shm_size', '?')} here{use}; a container or pod gets 64M unless "
                      "raised. Workers hand every batch to the main process through /dev/shm, and a worker "
                      "that cannot write there dies, with a bus error or with no message at all: check it "
