@@ -3,10 +3,13 @@
 Real input is messy: ANSI colours, ``\\r`` progress bars with an error glued to their end, CRLF,
 markdown quoting and headings (an issue's title pasted as ``# RuntimeError: ...``), ``[rank3]:``
 prefixes, Kubernetes CRI prefixes, rich's box-drawn tracebacks and exception reprs with escaped
-``\\n`` inside one line. Each raw line yields one or more *views*.
+``\\n`` inside one line, structured log records (Docker's json-file driver, ``journalctl -o
+json``, Fluent Bit, Cloud Logging exports) that carry the line as a JSON string. Each raw line
+yields one or more *views*.
 """
 from __future__ import annotations
 
+import json
 import re
 
 from ..core.printable import strip_log_controls
@@ -25,8 +28,15 @@ PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 PLAIN_LINE_BYTES = bytes(range(0x20, 0x7F)) + b"\t"
 BLANKS = (b" ", b"\t")
 ESCAPED_NL_BYTES = ESCAPED_NL.encode()
-PREFIX_START_RE = re.compile(rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT")
-PREFIX_LINE_RE = re.compile(rb"\n(?:>|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT)")
+PREFIX_START_RE = re.compile(rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT|\{\"")
+PREFIX_LINE_RE = re.compile(rb"\n(?:>|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT|\{\")")
+#: where a structured log record keeps the line: Docker json-file and Fluent Bit ``log``,
+#: journald ``MESSAGE``, most shippers ``message`` or ``msg``, Cloud Logging ``textPayload``
+#: (or ``jsonPayload.message``)
+RECORD_KEYS = ("log", "MESSAGE", "message", "msg", "textPayload")
+#: a record longer than this is left as it is (its text is still searched, escaped)
+MAX_RECORD_CHARS = 1 << 20
+LINE_BREAK_RE = re.compile(r"\r\n|[\r\n]")
 
 
 def decode(raw: bytes) -> str:
@@ -81,10 +91,32 @@ def plain_line(raw: bytes) -> bool:
             and len(raw) <= MAX_VIEW_CHARS and ESCAPED_NL_BYTES not in raw and not PREFIX_START_RE.match(raw))
 
 
+def record_text(line: str) -> str | None:
+    """The log line a structured record carries (``{"log": "...", "stream": "stderr", ...}``),
+    JSON escapes undone; None for a line that is not such a record."""
+    if not line.startswith('{"') or not line.rstrip().endswith("}") or len(line) > MAX_RECORD_CHARS:
+        return None
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    payload = record.get("jsonPayload")
+    nested = payload.get("message") if isinstance(payload, dict) else None
+    for value in [record.get(key) for key in RECORD_KEYS] + [nested]:
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def views_in_full(raw: bytes | str) -> tuple[list[str], str | None]:
     """``views`` with every rule applied."""
     text = decode(raw) if isinstance(raw, bytes) else raw
     text = text.rstrip("\r\n")
+    record = record_text(text)
+    if record is not None:
+        text = LINE_BREAK_RE.sub("\r", record.rstrip("\r\n"))
     rank = None
     out: list[str] = []
     for segment in text.split("\r"):

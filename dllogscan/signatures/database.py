@@ -107,6 +107,19 @@ class FixEntry:
     when: str | None = None
 
 
+#: how an HTML-safe JSON encoder (Go's, hence Docker's json-file logs) writes these characters
+#: inside a string; ``normalize.record_text`` decodes such a line before it is matched
+JSON_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
+def json_escaped(keyword: str) -> str:
+    """``keyword`` as an HTML-safe JSON encoder writes it: a keyword with ``<`` is searched in
+    both spellings, so that ``\\u003c/torch_`` in a Docker log still leads to its signatures."""
+    for char, escape in JSON_HTML_ESCAPES.items():
+        keyword = keyword.replace(char, escape)
+    return keyword
+
+
 @dataclass
 class Database:
     """The compiled signature database plus the fixes, indexed for the scanner."""
@@ -121,7 +134,8 @@ class Database:
         self.by_keyword = {}
         for sig in self.signatures:
             for kw in sig.keywords:
-                self.by_keyword.setdefault(kw, []).append(sig)
+                for spelling in dict.fromkeys((kw, json_escaped(kw))):
+                    self.by_keyword.setdefault(spelling, []).append(sig)
 
     @property
     def keywords(self) -> list[str]:
