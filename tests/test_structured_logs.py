@@ -75,3 +75,21 @@ def test_keywords_are_searched_in_their_json_escaped_spelling_too():
     db = load_database()
     assert "\\u003c/torch_" in db.by_keyword
     assert db.by_keyword["\\u003c/torch_"] == db.by_keyword["</torch_"]
+
+
+def test_a_silence_is_measured_in_a_docker_log_from_the_records_own_timestamps():
+    """Steps every 2 s, then 3 h of nothing before the container is stopped: a hang, cited by
+    the last progress line and the line that ends the silence, both as the log printed them."""
+    import datetime
+
+    start = datetime.datetime(2026, 11, 30, 6, 0, 0)
+
+    def stamp(seconds: float) -> str:
+        return (start + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+
+    log = "".join(docker(f"Epoch 1: step {i}/5000 loss=0.{i % 97:02d}\n", stamp(2 * i)) for i in range(200))
+    log += docker("Received SIGTERM, shutting down\n", stamp(400 + 3 * 3600))
+    [d] = dllogscan.scan_text(log).diagnoses
+    assert (d.cls, d.subclass) == ("E", "hang")
+    assert [(e.line, e.text) for e in d.evidence] == [
+        (200, "Epoch 1: step 199/5000 loss=0.05"), (201, "Received SIGTERM, shutting down")]
