@@ -115,8 +115,8 @@ def views_in_full(raw: bytes | str) -> tuple[list[str], str | None]:
     text = decode(raw) if isinstance(raw, bytes) else raw
     text = text.rstrip("\r\n")
     record = record_text(text)
-    if record is not None:
-        text = LINE_BREAK_RE.sub("\r", record.rstrip("\r\n"))
+    if record is not None:  # its escapes undone: lone surrogates, ANSI and line breaks appear only now
+        text = LINE_BREAK_RE.sub("\r", decode(record.encode("utf-8", "surrogatepass"))).rstrip("\r")
     rank = None
     out: list[str] = []
     for segment in text.split("\r"):

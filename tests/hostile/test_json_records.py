@@ -1,0 +1,34 @@
+"""A structured log record is decoded from JSON (``normalize.record_text``), so its escapes can
+carry what raw bytes never do: lone surrogates (``\\ud800``), ANSI and C1 controls and bidi
+overrides spelled as ``\\u001b``, ``\\u009b``, ``\\u202e``. None of them reaches an output raw, and no
+format fails on them."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.hostile.clirun import cli, no_traceback
+
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+MESSAGE = ("\ud800\u001b[31mRuntimeError: DataLoader worker (pid 7) is killed by signal: Bus error."
+           " \u009b2J\u202eevil\u202c\u001b[0m\n")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", ["text", "json", "jsonl", "md", "csv", "github"])
+def test_escapes_in_a_record_reach_no_output(tmp_path, fmt):
+    log = tmp_path / "container-json.log"
+    log.write_text(json.dumps({"log": MESSAGE, "stream": "stderr"}) + "\n", encoding="ascii")
+    proc = cli(str(log), "--format", fmt)
+    no_traceback(proc)
+    assert proc.returncode == 1  # a diagnosis was found
+    out = proc.stdout.decode("utf-8")
+    flat = re.sub(r"[\s│]+", " ", out)  # the terminal wraps long lines inside its boxes
+    assert "killed by signal: Bus error" in flat and "evil" in flat
+    assert not UNSAFE.search(out.replace("\n", "").replace("\r", "")), repr(out)
+    if fmt == "json":
+        [d] = json.loads(out)["diagnoses"]
+        assert d["class"] == "A"
+        assert d["evidence"][0]["text"].startswith("\ufffd")  # the lone surrogate, replaced
