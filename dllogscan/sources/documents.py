@@ -58,9 +58,9 @@ def flatten_bytes(data: bytes) -> tuple[bytes, str | None]:
         if found is None:
             return data, None
         kind, flat = found
-        return flat.encode("utf-8"), kind
+        return flat.encode("utf-8", errors="replace"), kind  # JSON may spell lone surrogates
     if looks_like_html(text):
-        return html_to_text(text).encode("utf-8"), "html"
+        return html_to_text(text).encode("utf-8", errors="replace"), "html"
     return data, None
 
 

@@ -32,3 +32,26 @@ def test_escapes_in_a_record_reach_no_output(tmp_path, fmt):
         [d] = json.loads(out)["diagnoses"]
         assert d["class"] == "A"
         assert d["evidence"][0]["text"].startswith("\ufffd")  # the lone surrogate, replaced
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name, body", [
+    ("issue.json", json.dumps({"title": "bus error \ud800", "html_url": "https://github.com/o/r/issues/1",
+                               "body": "RuntimeError: DataLoader worker (pid 7) is killed by signal: Bus error. \udfff"})),
+    ("page.html", "<html><body><h1>bus error &#xd800;</h1><pre>RuntimeError: DataLoader worker (pid 7) is "
+                  "killed by signal: Bus error. &#55296;</pre></body></html>"),
+])
+def test_lone_surrogates_in_an_issue_export_or_a_page(tmp_path, name, body):
+    """An issue export (JSON) and a saved page (HTML character references) can spell a lone
+    surrogate too: every format still writes, the rest of the line intact."""
+    path = tmp_path / name
+    path.write_text(body, encoding="ascii")
+    for fmt in ("text", "json", "md", "csv"):
+        proc = cli(str(path), "--format", fmt)
+        no_traceback(proc)
+        assert proc.returncode == 1, (fmt, proc.stderr)
+        assert not UNSAFE.search(proc.stdout.decode("utf-8").replace("\n", "").replace("\r", ""))
+    proc = cli("paste", "--format", "json", stdin=path.read_bytes())
+    no_traceback(proc)
+    [d] = json.loads(proc.stdout)["diagnoses"]
+    assert d["class"] == "A" and "killed by signal: Bus error" in d["evidence"][0]["text"]
