@@ -13,6 +13,7 @@ from typing import Iterable
 from .pipeline import runner as pipeline
 from .sources import streams as sources
 from .core.models import ScanResult
+from .core.utf8 import to_utf8
 
 TextOrPath = str | bytes | os.PathLike
 
@@ -71,7 +72,7 @@ def scan_text(text: str | bytes, *, signatures: Iterable[str] = (), engine: str 
               classifier: str = "auto") -> ScanResult:
     """Diagnose ``text`` (a log, a paste, an issue export; ``str`` or ``bytes``), never read as
     a path whatever it says. ``source`` in the result is ``name``."""
-    data = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogateescape")
+    data = text if isinstance(text, bytes) else to_utf8(text)
     return _diagnose(lambda: sources.from_bytes(data, name), name, signatures, engine, min_confidence, None,
                      classifier)
 

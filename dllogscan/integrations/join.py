@@ -24,6 +24,7 @@ from ..advise.fixes import advise
 from ..batch.crossfile import CrossFile, pending
 from ..batch.worker import Config, Record, database, scan_stream
 from ..core.models import Diagnosis, ScanResult
+from ..core.utf8 import to_utf8
 
 LOG, CONTEXT = "log", "context"
 #: cluster facts that also go into each diagnosis (fix templates use ``{job_id}`` and ``{node}``)
@@ -48,7 +49,7 @@ def file_part(path: str, max_bytes: int | None = None) -> Part:
 
 def text_part(name: str, text: str, role: str = CONTEXT) -> Part:
     """Text already in memory (a tool's output)."""
-    data = text.encode("utf-8", "surrogateescape")
+    data = to_utf8(text)
     return Part(name, lambda: io.BytesIO(data), role)
 
 

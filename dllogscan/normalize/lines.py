@@ -13,6 +13,7 @@ import json
 import re
 
 from ..core.printable import strip_log_controls
+from ..core.utf8 import to_utf8
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -116,7 +117,7 @@ def views_in_full(raw: bytes | str) -> tuple[list[str], str | None]:
     text = text.rstrip("\r\n")
     record = record_text(text)
     if record is not None:  # its escapes undone: lone surrogates, ANSI and line breaks appear only now
-        text = LINE_BREAK_RE.sub("\r", decode(record.encode("utf-8", "surrogatepass"))).rstrip("\r")
+        text = LINE_BREAK_RE.sub("\r", decode(to_utf8(record))).rstrip("\r")
     rank = None
     out: list[str] = []
     for segment in text.split("\r"):

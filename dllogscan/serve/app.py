@@ -19,6 +19,7 @@ from ..normalize.lines import printable_line
 from ..normalize.encoding import as_utf8
 from ..sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes
 from ..core.errors import SourceError
+from ..core.utf8 import to_utf8
 from ..report.redact import Redactor
 from ..report.markdown import to_markdown
 from .guard import DEFAULT_MAX_CONCURRENT, Guard, allowed_hosts
@@ -163,7 +164,7 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
         redact = bool(doc.get("redact"))
-        data = doc.pop("text").encode("utf-8", errors="replace")
+        data = to_utf8(doc.pop("text"))
         del doc
         if len(data) > max_bytes:
             return too_large

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import BinaryIO
 
+from ..core.utf8 import to_utf8
 from .html_text import html_to_text, looks_like_html
 from .shapes import flatten_json
 
@@ -58,9 +59,9 @@ def flatten_bytes(data: bytes) -> tuple[bytes, str | None]:
         if found is None:
             return data, None
         kind, flat = found
-        return flat.encode("utf-8", errors="replace"), kind  # JSON may spell lone surrogates
+        return to_utf8(flat), kind
     if looks_like_html(text):
-        return html_to_text(text).encode("utf-8", errors="replace"), "html"
+        return to_utf8(html_to_text(text)), "html"
     return data, None
 
 

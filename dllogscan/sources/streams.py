@@ -12,6 +12,7 @@ from typing import BinaryIO, Callable
 
 from ..core.errors import SourceError
 from ..core.names import printable
+from ..core.utf8 import to_utf8
 
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
@@ -194,7 +195,7 @@ def from_flat(data: bytes, name: str, document: str | None = None) -> Source:
 
 
 def from_text(text: str, name: str = "text") -> Source:
-    return from_bytes(text.encode("utf-8", errors="surrogateescape"), name)
+    return from_bytes(to_utf8(text), name)
 
 
 SNIFF_BYTES = 8192

@@ -55,3 +55,19 @@ def test_lone_surrogates_in_an_issue_export_or_a_page(tmp_path, name, body):
     no_traceback(proc)
     [d] = json.loads(proc.stdout)["diagnoses"]
     assert d["class"] == "A" and "killed by signal: Bus error" in d["evidence"][0]["text"]
+
+
+def test_the_api_takes_text_with_lone_surrogates():
+    """``dllogscan.scan_text`` / ``scan`` take a ``str`` that may come from JSON (``\\ud800``) or
+    from bytes decoded with ``surrogateescape`` (``\\udcff``): the first becomes U+FFFD, the second
+    its byte again; neither raises (``core.utf8.to_utf8``)."""
+    import dllogscan
+    from dllogscan.core.utf8 import to_utf8
+
+    line = "RuntimeError: DataLoader worker (pid 7) is killed by signal: Bus error."
+    for text in ("\ud800 " + line, "\udcff " + line):
+        for scan in (dllogscan.scan_text, dllogscan.scan):
+            [d] = scan(text).diagnoses
+            assert d.cls == "A" and d.evidence[0].text == "\ufffd " + line
+    assert to_utf8("a\udcffb") == b"a\xffb"
+    assert to_utf8("a\ud800\udcffb") == "a\ufffd".encode() + b"\xffb"
