@@ -32,12 +32,12 @@ ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
          "exit_code", "rss_kb", "process", "rank", "strategy", "persistent_workers", "pin_memory",
-         "start_method", "open_files", "batch_shape", "shm_use", "cpu_count"}
+         "start_method", "open_files", "batch_shape", "shm_use", "cpu_count", "pod"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
-FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when"}
+FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
                 "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
-                "shm_demand"}
+                "shm_demand", "pod", "namespace"}
 VERSION = _re.compile(r"^(\d+\.\d+(\.\d+)?)?$")
 TIME_BUDGET_S = 0.2
 ADVERSARIAL_BYTES = 1_000_000

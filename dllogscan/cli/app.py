@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import DllogscanError
-from .options import Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
+from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
 from .output import (check_out, emit, fail, final_code, report_errors, scan_paths,
                      starts_with_scan_option)
 
@@ -37,7 +37,7 @@ def scan(
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),
     prefilter: Prefilter = "auto",
     classifier: Classifier = "auto",
-    redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
+    redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
     exit_zero: ExitZero = False,
     engine: OldEngine = None,
 ) -> None:

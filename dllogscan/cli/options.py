@@ -23,7 +23,8 @@ MaxBytes = Annotated[Optional[int], typer.Option(help="Stop reading a log after 
 Prefilter = Annotated[str, typer.Option("--prefilter", help="Literal prefilter: auto | hyperscan | ahocorasick | python.")]
 OldEngine = Annotated[Optional[str], typer.Option("--engine", hidden=True, help="Deprecated spelling of --prefilter.")]
 Classifier = Annotated[str, typer.Option(help="Text classifier: auto (when no signature decides) | weak (only to weigh weak verdicts) | on | off.")]
-Redact = Annotated[bool, typer.Option("--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails.")]
+REDACT_HELP = "Hide credentials, hosts, users, IPs, job ids, pod names and e-mails."
+Redact = Annotated[bool, typer.Option("--redact", help=REDACT_HELP)]
 ExitZero = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found (errors still exit 2).")]
 Timeout = Annotated[float, typer.Option(help="Seconds each cluster tool may take.")]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..advise.fixes import DEFAULT_PREFETCH, fill, human, shm_demand
+from ..advise.platform import command_platform, fits, runtime_platforms
 from ..scan.scanner import Scanner
 from . import facts as machine
 
@@ -54,10 +55,14 @@ def sample_batch(factory: str, batch_size: int) -> dict[str, int]:
     return {"bytes": sum(t.numel() * t.element_size() for t in tensors), "tensors": len(tensors)}
 
 
-def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str]) -> list[dict[str, Any]]:
+def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str],
+           where: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The database's fixes for the risk, those made for another platform than this machine's
+    left out (``advise.platform``)."""
+    entries = [f for f in scanner.db.fixes_for(cls, subclass) if fits(f.platform, where)]
     return [{"rank": i, "title": fill(f.title, values), "why": fill(f.why, values),
-             "commands": [fill(c, values) for c in f.commands]}
-            for i, f in enumerate(scanner.db.fixes_for(cls, subclass), start=1)]
+             "commands": [fill(c, values) for c in f.commands if fits(command_platform(c), where)]}
+            for i, f in enumerate(entries, start=1)]
 
 
 def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> list[Risk]:
@@ -92,8 +97,9 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
                               f"{MAIN_BASE_FDS} = {fds} exceeds ulimit -n {soft} (file_descriptor strategy)"))
     if workers and facts.get("torch", {}).get("cuda_initialized") and facts["torch"].get("start_method") == "fork":
         risks.append(Risk("D", "cuda-fork", "high", "CUDA is initialised in this process and workers fork"))
+    where = runtime_platforms(facts.get("runtime") or [])
     for risk in risks:
-        risk.fixes = _fixes(scanner, risk.cls, FIX_KEY_SUBCLASS.get(risk.cls, risk.subclass), values)
+        risk.fixes = _fixes(scanner, risk.cls, FIX_KEY_SUBCLASS.get(risk.cls, risk.subclass), values, where)
     return risks
 
 

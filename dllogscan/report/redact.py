@@ -52,7 +52,7 @@ PUBLIC_DOMAINS = ("github.com", "githubusercontent.com", "pytorch.org", "python.
                   "stackoverflow.com", "huggingface.co", "nvidia.com", "docker.com", "kubernetes.io",
                   "gitlab.com", "readthedocs.io", "example.com", "google.com", "microsoft.com")
 FACT_KINDS = {"node": "host", "host": "host", "hostname": "host", "nodelist": "host",
-              "job_id": "job", "jobid": "job", "user": "user", "email": "email", "ip": "ip"}
+              "job_id": "job", "jobid": "job", "pod": "pod", "user": "user", "email": "email", "ip": "ip"}
 
 
 class Redactor:
@@ -74,7 +74,7 @@ class Redactor:
         return self.seen[key]
 
     def learn(self, facts: dict[str, str]) -> None:
-        """Facts that name a host or a job (``node``, ``job_id``) are redacted wherever they appear."""
+        """Facts that name a host, a job or a pod (``node``, ``job_id``, ``pod``) are redacted wherever they appear."""
         for key, value in facts.items():
             kind = FACT_KINDS.get(key)
             if kind and value:

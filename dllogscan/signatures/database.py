@@ -25,12 +25,15 @@ CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
 BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
-FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when"}
+FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when", "platform"}
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
 #: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm
 SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small"})
+#: what a fix's ``platform`` may name: it is shown only where the text shows that platform or none
+#: (``advise.platform``)
+PLATFORMS = frozenset({"docker", "kubernetes", "slurm"})
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class FixEntry:
     code: str | None = None
     #: kept only for this situation, and then instead of the key's other fixes
     when: str | None = None
+    #: made for this platform only (``advise.platform``): left out where the text shows another
+    platform: str | None = None
 
 
 #: how an HTML-safe JSON encoder (Go's, hence Docker's json-file logs) writes these characters

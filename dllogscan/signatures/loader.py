@@ -13,7 +13,7 @@ from . import cache as sigcache, probes as sigprobe, schema as sigschema
 from ..core.errors import SignatureError
 from ..core.paths import PACKAGE_DIR
 from .database import (B_SUBCLASS_PREFIXES, BUILTIN_CONDITIONS, CLASSES, CONDITION_KEYS, FIX_KEYS, KNOWN_KEYS, ROLES,
-                       SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
+                       PLATFORMS, SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
 
 
 def default_dir() -> Path:
@@ -127,8 +127,11 @@ def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
     when = raw.get("when")
     if when is not None and when not in SITUATIONS:
         raise SignatureError(f"{origin}: fix {key!r}: when {when!r} is none of {', '.join(sorted(SITUATIONS))}")
+    platform = raw.get("platform")
+    if platform is not None and platform not in PLATFORMS:
+        raise SignatureError(f"{origin}: fix {key!r}: platform {platform!r} is none of {', '.join(sorted(PLATFORMS))}")
     return FixEntry(key=key, rank=int(raw.get("rank", 99)), title=raw["title"], why=raw["why"],
-                    commands=tuple(raw.get("commands", ())), code=raw.get("code"), when=when)
+                    commands=tuple(raw.get("commands", ())), code=raw.get("code"), when=when, platform=platform)
 
 
 def _read_bytes(path: Path) -> bytes:

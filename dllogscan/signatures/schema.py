@@ -21,7 +21,8 @@ SIGNATURE_FIELDS = {
     "capture_after": "int", "flags": "text", "notes": "text", "alone": "alone",
 }
 FIX_FIELDS = {"key": "text", "rank": "int", "title": "text", "why": "text", "commands": "texts",
-              "code": "text", "notes": "text", "when": "text"}
+              "code": "text", "notes": "text", "when": "text",
+              "platform": "text"}
 CONDITION_FIELDS = {"ids": "texts", "within": "int", "same": "text"}
 KIND_NAMES = {"text": "a string", "texts": "a list of strings", "int": "an integer",
               "number": "a number", "conditions": "a list of tables",

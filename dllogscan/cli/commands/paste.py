@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..options import OldEngine, Prefilter
+from ..options import REDACT_HELP, OldEngine, Prefilter
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     def paste(
         fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
-        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
+        redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ..options import OldEngine, Prefilter
+from ..options import REDACT_HELP, OldEngine, Prefilter
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     def report_cmd(
         target: str = typer.Argument(..., help="A log file, or - for standard input."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
-        redact: bool = typer.Option(False, "--redact", help="Hide credentials, hosts, users, IPs, job ids and e-mails."),
+        redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         prefilter: Prefilter = "auto",

@@ -1,0 +1,75 @@
+"""Where the job ran, as far as its text shows: Slurm, Kubernetes, or neither that we can tell.
+
+A fix or a command made for one platform (``sacct``, ``kubectl``, a ``docker run`` flag, a pod
+spec) is shown where the text shows that platform or shows none: a pod that was OOMKilled gets
+``kubectl describe pod``, not ``sacct``; a Slurm job's bus error gets no ``docker run --shm-size``.
+A log that names no platform keeps every fix, as before.
+"""
+from __future__ import annotations
+
+from ..core.models import Diagnosis
+
+#: facts that only a platform's own output gives (the signatures' named groups, and what
+#: ``dllogscan slurm`` / ``dllogscan k8s`` add)
+PLATFORM_FACTS = {
+    "slurm": ("job_id", "slurm_state", "slurm_exit_code"),
+    "kubernetes": ("pod", "namespace", "k8s_reason", "k8s_exit_code"),
+}
+#: a signature id naming a platform's own output (``B.oom.slurm-oom-event``, ``B.oom.k8s-reason``)
+PLATFORM_SIGNATURES = {"slurm": ".slurm-", "kubernetes": ".k8s-"}
+#: a command's program -> the platform it needs
+TOOLS = {
+    "sacct": "slurm", "scontrol": "slurm", "seff": "slurm", "sstat": "slurm", "squeue": "slurm",
+    "srun": "slurm", "sbatch": "slurm", "scancel": "slurm",
+    "kubectl": "kubernetes",
+    "docker": "docker",
+}
+#: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
+PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
+
+
+def platforms_shown(diagnosis: Diagnosis) -> frozenset[str]:
+    """The platforms this diagnosis's facts and signatures show (empty: none can be told)."""
+    shown = set()
+    for platform, keys in PLATFORM_FACTS.items():
+        if any(diagnosis.facts.get(key) for key in keys):
+            shown.add(platform)
+    for platform, marker in PLATFORM_SIGNATURES.items():
+        if any(marker in sig for sig in diagnosis.signatures):
+            shown.add(platform)
+    return frozenset(shown)
+
+
+def runtime_platforms(runtime: list[str]) -> frozenset[str]:
+    """The platforms of what ``dllogscan doctor`` saw this machine run in (``live.facts.runtime``:
+    ``docker``, ``kubernetes``, ``slurm job 42``, ``containerd``): a pod's container is no
+    ``docker run``, so Kubernetes stands alone where both show."""
+    shown = {name.split()[0] for name in runtime} & {"docker", "kubernetes", "slurm"}
+    return frozenset(shown - {"docker"} if "kubernetes" in shown else shown)
+
+
+def command_platform(command: str) -> str | None:
+    """The platform a shell command needs, from its program (``kubectl exec ...`` -> kubernetes)."""
+    for word in command.split():
+        if word in PREFIX_WORDS or ("=" in word and not word.startswith("-")):
+            continue
+        return TOOLS.get(word.rsplit("/", 1)[-1])
+    return None
+
+
+def namespaced(command: str, facts: dict[str, str]) -> str:
+    """A ``kubectl`` command in the pod's namespace where the facts name one (``dllogscan k8s``
+    knows it); written without ``-n`` it runs in the current context's namespace."""
+    namespace = facts.get("namespace")
+    if not namespace or command_platform(command) != "kubernetes" or has_namespace_flag(command):
+        return command
+    return command.replace("kubectl ", f"kubectl -n {namespace} ", 1)
+
+
+def has_namespace_flag(command: str) -> bool:
+    return any(word in ("-n", "--namespace") or word.startswith("--namespace=") for word in command.split())
+
+
+def fits(platform: str | None, shown: frozenset[str]) -> bool:
+    """Whether something made for ``platform`` (None: any) applies where ``shown`` were seen."""
+    return platform is None or not shown or platform in shown

@@ -1,0 +1,138 @@
+"""Advice kept to the platform the text shows (advise/platform.py): a pod gets kubectl, a Slurm
+job sacct, neither a `docker run` flag; a log that shows no platform keeps every fix."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+import dllogscan
+from dllogscan.advise.fixes import advise
+from dllogscan.advise.platform import command_platform, fits, namespaced, runtime_platforms
+from dllogscan.core.errors import SignatureError
+from dllogscan.pipeline.runner import get_scanner
+from dllogscan.signatures.loader import parse_fix
+
+KILLED = "RuntimeError: DataLoader worker (pid 4121) is killed by signal: Killed."
+BUS = ("RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible that "
+       "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.")
+SLURM_OOM = ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.batch. Some of your processes "
+             "may have been killed by the cgroup out-of-memory handler.")
+K8S_EVENT = "12m   Warning   BackOff   pod/trainer-7c9d5b6f4-x2x9k   Back-off restarting failed container"
+DESCRIBE = """Containers:
+  trainer:
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+"""
+
+
+def commands(diagnosis) -> list[str]:
+    return [c for f in diagnosis.fixes for c in f.commands]
+
+
+def titles(diagnosis) -> list[str]:
+    return [f.title for f in diagnosis.fixes]
+
+
+def top(text: str):
+    result = dllogscan.scan_text(text, classifier="off")
+    assert result.diagnoses, text
+    return result.diagnoses[0]
+
+
+def test_a_log_that_shows_no_platform_keeps_every_command():
+    d = top(f"Epoch 1:  10%|#   | 10/100\n{KILLED}\n")
+    assert (d.cls, d.subclass) == ("B", "oom")
+    cmds = commands(d)
+    assert any(c.startswith("dmesg") for c in cmds)
+    assert "sacct -j <job_id> --format=JobID,MaxRSS,State" in cmds
+    assert "kubectl describe pod POD | grep -A5 'Last State'" in cmds
+    a = top(BUS)
+    assert any(c.startswith("docker run --shm-size") for c in commands(a))
+    assert any(t.startswith("Kubernetes") for t in titles(a))
+
+
+def test_a_slurm_job_gets_sacct_with_its_id_and_no_kubectl():
+    d = top(f"{KILLED}\n{SLURM_OOM}\n")
+    assert (d.cls, d.subclass) == ("B", "oom") and d.facts["job_id"] == "4242"
+    cmds = commands(d)
+    assert "sacct -j 4242 --format=JobID,MaxRSS,State" in cmds
+    assert not any(command_platform(c) == "kubernetes" for c in cmds)
+
+
+def test_a_slurm_jobs_bus_error_gets_no_container_advice():
+    d = top(f"SLURM_JOB_ID=98765\n{BUS}\n")
+    assert d.cls == "A" and d.facts["job_id"] == "98765"
+    cmds = commands(d)
+    assert "df -h /dev/shm" in cmds
+    assert not any(command_platform(c) in ("docker", "kubernetes") for c in cmds), cmds
+    assert not any(t.startswith("Kubernetes") for t in titles(d))
+
+
+def test_an_oomkilled_pod_gets_kubectl_and_no_sacct():
+    d = top(f"{DESCRIBE}---\n{KILLED}\n")
+    cmds = commands(d)
+    assert "kubectl describe pod POD | grep -A5 'Last State'" in cmds
+    assert not any(command_platform(c) == "slurm" for c in cmds), cmds
+
+
+def test_a_pod_named_in_the_log_fills_the_commands_and_drops_docker():
+    d = top(f"{K8S_EVENT}\n{KILLED}\n")
+    assert d.facts["pod"] == "trainer-7c9d5b6f4-x2x9k"
+    assert "kubectl describe pod trainer-7c9d5b6f4-x2x9k | grep -A5 'Last State'" in commands(d)
+    assert not any(command_platform(c) == "slurm" for c in commands(d))
+    a = top(f"{K8S_EVENT}\n{BUS}\n")
+    assert a.cls == "A"
+    assert not any(command_platform(c) == "docker" for c in commands(a)), commands(a)
+    assert titles(a)[0].startswith("Raise /dev/shm") and any(t.startswith("Kubernetes") for t in titles(a))
+    assert "kubectl describe pod trainer-7c9d5b6f4-x2x9k | grep -A3 -i shm" in commands(a)
+
+
+def test_the_pods_namespace_goes_into_kubectl_when_known():
+    d = top(f"{K8S_EVENT}\n{KILLED}\n")
+    again = advise(dataclasses.replace(d, facts={**d.facts, "namespace": "ml"}, fixes=()), get_scanner().db)
+    assert "kubectl -n ml describe pod trainer-7c9d5b6f4-x2x9k | grep -A5 'Last State'" in commands(again)
+    assert namespaced("kubectl -n other get pod x", {"namespace": "ml"}) == "kubectl -n other get pod x"
+    assert namespaced("df -h /dev/shm", {"namespace": "ml"}) == "df -h /dev/shm"
+
+
+@pytest.mark.parametrize("command, platform", [
+    ("sacct -j 1 --format=JobID,MaxRSS,State", "slurm"),
+    ("SLURM_TIME_FORMAT=standard sacct -j 1", "slurm"),
+    ("sudo docker run --shm-size=8g ...", "docker"),
+    ("/usr/local/bin/kubectl exec POD -- df -h /dev/shm", "kubernetes"),
+    ("df -h /dev/shm", None),
+    ("dmesg -T | grep -i -E 'oom|killed process'", None),
+    ("grep -i kubectl notes.txt", None),
+])
+def test_a_commands_platform_is_its_program(command, platform):
+    assert command_platform(command) == platform
+
+
+def test_what_the_doctor_sees_decides_for_it():
+    assert runtime_platforms(["docker", "kubernetes", "containerd"]) == {"kubernetes"}
+    assert runtime_platforms(["docker"]) == {"docker"}
+    assert runtime_platforms(["slurm job 42"]) == {"slurm"}
+    assert runtime_platforms(["lxc"]) == frozenset()
+    assert fits("docker", frozenset()) and fits(None, frozenset({"slurm"}))
+    assert not fits("kubernetes", frozenset({"docker"}))
+
+
+def test_a_fix_for_an_unknown_platform_is_refused():
+    with pytest.raises(SignatureError, match="platform 'nomad' is none of docker, kubernetes, slurm"):
+        parse_fix({"key": "A", "title": "t", "why": "w", "platform": "nomad"}, "my.toml")
+
+
+def test_redact_hides_the_pod_name_in_evidence_and_commands(tmp_path):
+    log = tmp_path / "pod.log"
+    log.write_text(f"{K8S_EVENT}\n{KILLED}\n")
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", str(log), "--redact", "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "trainer-7c9d5b6f4-x2x9k" not in proc.stdout
+    d = json.loads(proc.stdout)["diagnoses"][0]
+    assert any("describe pod <pod-1>" in c for f in d["fixes"] for c in f["commands"])
