@@ -136,3 +136,17 @@ def test_redact_hides_the_pod_name_in_evidence_and_commands(tmp_path):
     assert "trainer-7c9d5b6f4-x2x9k" not in proc.stdout
     d = json.loads(proc.stdout)["diagnoses"][0]
     assert any("describe pod <pod-1>" in c for f in d["fixes"] for c in f["commands"])
+
+
+def test_a_hang_gets_py_spy_where_the_job_runs():
+    progress = "".join(f"[2026-11-30 02:{m:02d}:00] Epoch 1: step {m * 10}/5000 loss=0.41\n" for m in range(12))
+    slurm = top(progress + "slurmstepd: error: *** JOB 4242 ON node01 CANCELLED AT 2026-11-30T06:00:00 "
+                "DUE TO TIME LIMIT ***\n")
+    assert (slurm.cls, slurm.subclass) == ("E", "hang")
+    cmds = commands(slurm)
+    assert any(c.startswith("srun --jobid=4242 --overlap py-spy dump") for c in cmds), cmds
+    assert not any(command_platform(c) == "kubernetes" for c in cmds)
+    pod = advise(dataclasses.replace(slurm, facts={"pod": "trainer-0", "pid": "77"}, signatures=(), fixes=()),
+                 get_scanner().db)
+    assert "kubectl exec trainer-0 -- py-spy dump --pid 77 --subprocesses" in commands(pod)
+    assert not any(command_platform(c) == "slurm" for c in commands(pod))
