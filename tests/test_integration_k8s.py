@@ -48,6 +48,9 @@ def test_oomkilled_plus_exited_unexpectedly_is_b_oom(tmp_path):
     facts = doc["facts"]
     assert facts["k8s_reason"] == "OOMKilled" and facts["memory_limit"] == "32Gi" and facts["k8s_owner"] == "Job/train-resnet"
     assert facts["shm_volume"] == "emptyDir medium=Memory sizeLimit=8Gi (volume dshm)"
+    commands = [c for fix in top["fixes"] for c in fix["commands"]]
+    assert "kubectl -n ml describe pod train-resnet-x7k2p | grep -A5 'Last State'" in commands  # the pod's own
+    assert not any(c.startswith(("sacct", "docker")) for c in commands), commands  # not a Slurm job's
     base = ["kubectl", "--context", "prod", "-n", "ml"]
     assert f.calls() == [base + ["get", "pod", "train-resnet-x7k2p", "-o", "json"],
                          base + ["logs", "train-resnet-x7k2p", "-c", "trainer", "--previous"],
