@@ -7,7 +7,7 @@ import re
 
 from ..core.models import Diagnosis, Fix
 from ..signatures.database import Database
-from .platform import command_platform, fits, namespaced, platforms_shown
+from .platform import kept, namespaced, platforms_shown
 
 PLACEHOLDER_RE = re.compile(r"\{([a-z0-9_]+)(?:\|([^{}|]{1,40}))?\}")
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
@@ -185,13 +185,12 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     shown = situations(diagnosis, facts)
     if diagnosis.cls == "A" and not shown:
         facts.update(above_current(facts))
-    where = platforms_shown(dataclasses.replace(diagnosis, facts=facts))
-    entries = [f for f in db.fixes_for(diagnosis.cls, diagnosis.subclass, shown) if fits(f.platform, where)]
+    entries = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
     fixes = tuple(
         Fix(rank=i, title=fill(f.title, facts), why=fill(f.why, facts),
-            commands=tuple(namespaced(fill(c, facts), facts) for c in f.commands if fits(command_platform(c), where)),
+            commands=tuple(namespaced(fill(c, facts), facts) for c in commands),
             code=fill(f.code, facts) if f.code else None)
-        for i, f in enumerate(entries, start=1))
+        for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE)))
     notes += situation_notes(shown, facts)

@@ -7,7 +7,9 @@ A log that names no platform keeps every fix, as before.
 """
 from __future__ import annotations
 
-from ..core.models import Diagnosis
+from typing import Iterable, Mapping
+
+from ..signatures.database import PLATFORMS, FixEntry
 
 #: facts that only a platform's own output gives (the signatures' named groups, and what
 #: ``dllogscan slurm`` / ``dllogscan k8s`` add)
@@ -28,15 +30,11 @@ TOOLS = {
 PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
 
 
-def platforms_shown(diagnosis: Diagnosis) -> frozenset[str]:
-    """The platforms this diagnosis's facts and signatures show (empty: none can be told)."""
-    shown = set()
-    for platform, keys in PLATFORM_FACTS.items():
-        if any(diagnosis.facts.get(key) for key in keys):
-            shown.add(platform)
-    for platform, marker in PLATFORM_SIGNATURES.items():
-        if any(marker in sig for sig in diagnosis.signatures):
-            shown.add(platform)
+def platforms_shown(facts: Mapping[str, str], signatures: Iterable[str]) -> frozenset[str]:
+    """The platforms a diagnosis's facts and signature ids show (empty: none can be told)."""
+    signatures = tuple(signatures)
+    shown = {platform for platform, keys in PLATFORM_FACTS.items() if any(facts.get(key) for key in keys)}
+    shown |= {platform for platform, marker in PLATFORM_SIGNATURES.items() if any(marker in s for s in signatures)}
     return frozenset(shown)
 
 
@@ -44,7 +42,7 @@ def runtime_platforms(runtime: list[str]) -> frozenset[str]:
     """The platforms of what ``dllogscan doctor`` saw this machine run in (``live.facts.runtime``:
     ``docker``, ``kubernetes``, ``slurm job 42``, ``containerd``): a pod's container is no
     ``docker run``, so Kubernetes stands alone where both show."""
-    shown = {name.split()[0] for name in runtime} & {"docker", "kubernetes", "slurm"}
+    shown = {name.split()[0] for name in runtime} & PLATFORMS
     return frozenset(shown - {"docker"} if "kubernetes" in shown else shown)
 
 
@@ -73,3 +71,10 @@ def has_namespace_flag(command: str) -> bool:
 def fits(platform: str | None, shown: frozenset[str]) -> bool:
     """Whether something made for ``platform`` (None: any) applies where ``shown`` were seen."""
     return platform is None or not shown or platform in shown
+
+
+def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
+    """The fixes that apply where ``shown`` were seen, each with the commands of its own that do
+    (still templates: the caller fills them in)."""
+    return [(f, tuple(c for c in f.commands if fits(command_platform(c), shown)))
+            for f in entries if fits(f.platform, shown)]

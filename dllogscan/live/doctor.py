@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..advise.fixes import DEFAULT_PREFETCH, fill, human, shm_demand
-from ..advise.platform import command_platform, fits, runtime_platforms
+from ..advise.platform import kept, runtime_platforms
 from ..scan.scanner import Scanner
 from . import facts as machine
 
@@ -59,10 +59,9 @@ def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str],
            where: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The database's fixes for the risk, those made for another platform than this machine's
     left out (``advise.platform``)."""
-    entries = [f for f in scanner.db.fixes_for(cls, subclass) if fits(f.platform, where)]
     return [{"rank": i, "title": fill(f.title, values), "why": fill(f.why, values),
-             "commands": [fill(c, values) for c in f.commands if fits(command_platform(c), where)]}
-            for i, f in enumerate(entries, start=1)]
+             "commands": [fill(c, values) for c in commands]}
+            for i, (f, commands) in enumerate(kept(scanner.db.fixes_for(cls, subclass), where), start=1)]
 
 
 def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> list[Risk]:
