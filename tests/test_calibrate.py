@@ -62,7 +62,7 @@ def test_the_classifier_alone_needs_the_loader_for_a_hang():
     from dllogscan.classify.combine import blocked_classes, own_verdict
 
     pred = {"E.hang": 0.95, "none": 0.05}
-    ddp = [(1, "training hangs at the barrier after epoch 3, GPUs idle, no error")]
+    ddp = [(1, "training hangs at the barrier after step 3000, GPUs idle, no error")]
     loader = [(1, "training hangs at epoch 3 with num_workers=8, GPUs idle, no error")]
     assert blocked_classes(t for _, t in ddp) == {"E"} and blocked_classes(t for _, t in loader) == set()
     assert own_verdict(pred, ddp, 0.5, {"E": 0.7}) is None
@@ -74,6 +74,7 @@ def test_the_classifier_alone_needs_the_loader_for_a_hang():
     "the run freezes in data loading and never starts",
     "it hangs while fetching a batch of images and labels",
     "the dataloader hangs",
+    "training never starts the second epoch and prints no error",
 ])
 def test_the_loader_is_named_in_more_ways_than_its_class(text):
     from dllogscan.classify.combine import blocked_classes
@@ -81,7 +82,8 @@ def test_the_loader_is_named_in_more_ways_than_its_class(text):
     assert blocked_classes([text]) == set()
 
 
-@pytest.mark.parametrize("text", ["the model_loader hangs", "loading the checkpoint hangs", "the barrier hangs"])
+@pytest.mark.parametrize("text", ["the model_loader hangs", "loading the checkpoint hangs", "the barrier hangs",
+                                  "all-reduce hangs after step 3000", "the epochal server hangs"])
 def test_other_loaders_do_not_speak_of_the_data_loader(text):
     from dllogscan.classify.combine import blocked_classes
 

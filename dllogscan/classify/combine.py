@@ -25,9 +25,10 @@
   log of a java service killed by the OOM killer reads like class B to a bag of words, but it is no
   DataLoader report.) The confidence shown is the calibrated probability itself;
 - a hang told in prose (class E, from the classifier alone) also needs the text to speak of the
-  data loader or its workers (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers,
-  workers, a train_loader, "data loading", "fetching a batch"): a DDP barrier, an NCCL timeout or a
-  BLAS deadlock reads like a loader hang to a bag of words. The thresholds are chosen with this
+  data loader or its workers, or of the training loop's epochs, where those workers start and stop
+  (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers, workers, a train_loader, "data
+  loading", "fetching a batch", "epoch"): a DDP barrier, an NCCL timeout or a BLAS deadlock in a
+  text about neither reads like a loader hang to a bag of words. The thresholds are chosen with this
   rule applied (``blocked_classes``), so E's comes down where its look-alikes no longer count
   against it;
 - a feature request (an issue template's header, a title tagged [Feature] or [RFC]: ``request_text``
@@ -228,7 +229,8 @@ def blocked_classes(texts) -> frozenset[str]:
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:
-    """Whether these texts name the data loader or its workers (``loader_text`` in ``data/prose.toml``)."""
+    """Whether these texts name the data loader, its workers or the training loop's epochs (``loader_text``
+    in ``data/prose.toml``)."""
     from .prose import loader_text
 
     loader = loader_text()
