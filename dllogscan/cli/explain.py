@@ -36,7 +36,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
              + ", ".join(f"{c:.0%} -> {scaled(c, scaling):.0%}" for c in (0.5, 0.7, 0.9, 0.99))) if scaling else ""
     return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}; "
-            f"speaks of the data loader: {'yes' if loader else 'no (no hang from the classifier alone)'}{request}): "
+            f"speaks of the data loader or its epochs: {'yes' if loader else 'no (no hang from the classifier alone)'}{request}): "
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
             + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
                if thresholds else "") + shown]
