@@ -45,6 +45,21 @@ def test_a_malformed_rule_names_itself(tmp_path):
         scope.load_rules(bad)
 
 
+def test_a_bad_denial_pattern_names_itself(tmp_path):
+    bad = tmp_path / "scope.toml"
+    bad.write_text("denied = '(?:no'\n", encoding="utf-8")
+    with pytest.raises(Exception, match="denied: bad pattern"):
+        scope.load_rules(bad)
+
+
+def test_only_a_denial_that_reaches_the_word_sets_it_aside():
+    [rule] = [r for r in RULES if "D" in r.classes]
+    assert not rule.shows_loader("no DataLoader is involved")
+    assert not rule.shows_loader("we do not use a PyTorch DataLoader here")
+    assert rule.shows_loader("there is no problem with the DataLoader")
+    assert rule.shows_loader("no DataLoader in the server, but train.py uses a DataLoader")
+
+
 def test_a_gunicorn_log_gets_no_class_d_and_says_why(tmp_path):
     log = tmp_path / "server.log"
     log.write_text("[2023-05-01 12:00:00 +0000] [7] [INFO] Starting gunicorn 20.1.0\n"

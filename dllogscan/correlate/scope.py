@@ -5,7 +5,10 @@ Data: ``dllogscan/data/scope.toml``. A rule names the classes it may set aside, 
 framework's data pipeline or a web app running out of descriptors, for C) and an ``unless``
 pattern (a word of the DataLoader). A diagnosis of such a class is set aside when some line of
 the text matches ``host`` and no line matches ``unless``; the result then carries the rule's note,
-with the host text and its line, instead of a verdict for the wrong program.
+with the host text and its line, instead of a verdict for the wrong program. A word of the
+DataLoader that the text denies ("no DataLoader is involved", "without a DataLoader": ``denied``,
+a top-level pattern of the data file, matched against what stands just before it on its line)
+does not count as one.
 """
 from __future__ import annotations
 
@@ -18,10 +21,12 @@ import regex
 
 from ..core.errors import SignatureError
 from ..core.models import Diagnosis
-from ..core.paths import DATA_DIR, data_entries, data_pattern
+from ..core.paths import DATA_DIR, data_document, data_pattern
 
 DATA = DATA_DIR / "scope.toml"
 FIELDS = {"id", "classes", "host", "unless", "note", "examples", "counter_examples"}
+#: how far before a word of the DataLoader a denial of it is looked for (characters)
+DENIAL_REACH = 60
 
 
 @dataclass(frozen=True)
@@ -33,29 +38,38 @@ class OutsideRule:
     note: str
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
+    #: what, just before a word of ``unless``, denies it (None: nothing does)
+    denied: "regex.Pattern[str] | None" = None
 
     def host_line(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """(line number, host text) of the first line showing another forking host, unless some
         line shows the DataLoader; else None."""
         found = None
         for number, text in lines:
-            if self.unless.search(text):
+            if self.shows_loader(text):
                 return None
             if found is None and (m := self.host.search(text)):
                 found = (number, m.group(0))
         return found
+
+    def shows_loader(self, text: str) -> bool:
+        """Whether ``text`` has a word of ``unless`` that it does not deny."""
+        return any(self.denied is None or not self.denied.search(text, max(0, m.start() - DENIAL_REACH), m.start())
+                   for m in self.unless.finditer(text))
 
 
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     out = []
-    for i, raw in enumerate(data_entries(path, "outside"), start=1):
+    doc = data_document(path)
+    denied = data_pattern(path, "denied", doc["denied"]) if doc.get("denied") else None
+    for i, raw in enumerate(doc.get("outside", []), start=1):
         if set(raw) != FIELDS:
             raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))}")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"],
-                               tuple(raw["examples"]), tuple(raw["counter_examples"])))
+                               tuple(raw["examples"]), tuple(raw["counter_examples"]), denied))
     return tuple(out)
 
 
