@@ -1,0 +1,33 @@
+"""bench/reader_study.py: the study's rows name scored threads, and its figures are weighted."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("reader_study", ROOT / "bench" / "reader_study.py")
+study = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(study)
+
+
+def test_every_row_is_a_scored_thread_read_once():
+    rows = study.load_study()
+    truth = study.truths()
+    assert len(rows) == 300 and len({r["stem"] for r in rows}) == 300
+    assert all(r["stem"] in truth for r in rows)
+    assert {r["label"] for r in rows} <= set(study.ROWS) and {r["reader"] for r in rows} == {1, 2, 3}
+
+
+def test_figures_weight_each_class_by_its_share():
+    rows = [("E", "E"), ("E", "none"), ("none", "none"), ("none", "E")]
+    plain = study.figures(rows, {"E": 1.0, "none": 1.0})
+    assert plain["per_class"]["E"][:2] == (0.5, 0.5) and plain["false_alarms"] == 0.5
+    heavy = study.figures(rows, {"E": 1.0, "none": 9.0})  # one none thread stands for nine
+    assert heavy["per_class"]["E"][0] == 0.1 and heavy["per_class"]["E"][1] == 0.5
+    assert heavy["false_alarms"] == 0.5  # the rate within none does not change
+
+
+def test_readers_figures_print(capsys):
+    assert study.main([]) == 0
+    out = capsys.readouterr().out
+    assert "readers, label as given" in out and "abstaining when unsure" in out
