@@ -5,7 +5,7 @@ it pays a few milliseconds for it.
 The exported parameters (``model.export``) are applied in the order scikit-learn applies them:
 the word and ``char_wb`` analyzers of ``TfidfVectorizer`` (the shipped preprocessor, the token
 pattern, n-grams), counts over the fixed vocabulary in column order, ``log(tf) + 1``, the idf
-weights, the l2 norm of each block, the dot product with the coefficients accumulated column by
+weights, the l2 norm of each block, the concept features (``concepts.py``, same code), the dot product with the coefficients accumulated column by
 column from zero as a CSR product does, plus the intercepts: the same logits, to the bit. Then the
 calibration (temperature and biases, ``calibrate.py``) and the softmax, its sum in NumPy's
 pairwise order. The exponential is the C library's (``math.exp``), which may differ from NumPy's
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.paths import read_cached, write_cached
+from .concepts import Concepts
 from .model import FORMAT_VERSION, SHIPPED, VECTORIZERS, scaling_pair, preprocess
 
 WHITE_SPACES = re.compile(r"\s\s+")
@@ -41,7 +42,7 @@ CHAR_N = VECTORIZERS["char"]["ngram_range"]
 WORD_CACHE = 200_000
 BLOCKS = ("word", "char")
 #: bump when the cached form changes
-CACHE_FORMAT = b"2"
+CACHE_FORMAT = b"3"
 #: NumPy's pairwise summation adds blocks of this many values with one accumulator each
 PAIRWISE_BLOCK = 8
 #: ``log(tf) + 1`` of the counts a text's features mostly have, worked out once
@@ -124,7 +125,7 @@ class LightModel:
 
     ``params``: ``labels``, ``vocabulary`` and ``idf`` per block, ``coef`` (one array of
     coefficients per class, a column per feature), ``intercept``, ``temperature``, ``bias``,
-    ``thresholds``, ``verdict_scaling`` (what ``from_doc`` or the cache gives)."""
+    ``thresholds``, ``verdict_scaling``, ``concepts`` (what ``from_doc`` or the cache gives)."""
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.labels: list[str] = list(params["labels"])
@@ -134,6 +135,10 @@ class LightModel:
             idf = params["idf"][name]
             self._blocks.append((name, params["vocabulary"][name], idf, offset))
             offset += len(idf)
+        spec = params.get("concepts")
+        self._concepts_spec = spec
+        self._concepts = Concepts([tuple(p) for p in spec["patterns"]], spec["scale"]) if spec else None
+        self._concepts_offset = offset
         self._coef: list[array] = list(params["coef"])
         self._intercept: list[float] = list(params["intercept"])
         self.temperature: float = float(params["temperature"])
@@ -148,13 +153,13 @@ class LightModel:
         return cls({"labels": [str(c) for c in doc["classes"]], "coef": [array("d", row) for row in doc["coef"]],
                     "vocabulary": {name: doc["vectorizers"][name]["vocabulary"] for name in BLOCKS},
                     "idf": {name: array("d", doc["vectorizers"][name]["idf"]) for name in BLOCKS},
-                    "verdict_scaling": doc.get("verdict_scaling"),
+                    "verdict_scaling": doc.get("verdict_scaling"), "concepts": doc.get("concepts"),
                     **{k: doc[k] for k in ("intercept", "temperature", "bias", "thresholds")}})
 
     def packed(self) -> bytes:
         """The parameters as the cache keeps them (``unpacked`` reads them back)."""
         return marshal.dumps({
-            "labels": self.labels, "intercept": self._intercept, "temperature": self.temperature,
+            "labels": self.labels, "concepts": self._concepts_spec, "intercept": self._intercept, "temperature": self.temperature,
             "bias": self._bias, "thresholds": self.thresholds, "verdict_scaling": self.verdict_scaling,
             "coef": [row.tobytes() for row in self._coef],
             "vocabulary": {name: vocab for name, (_, vocab, _, _) in zip(BLOCKS, self._blocks)},
@@ -184,6 +189,9 @@ class LightModel:
                 norm = math.sqrt(norm)
                 values = [v / norm for v in values]
             row += [(offset + c, v) for c, v in zip(columns, values)]
+        if self._concepts is not None:
+            scale, offset = self._concepts.scale, self._concepts_offset
+            row += [(offset + c, scale) for c in self._concepts.columns(clean)]
         return row
 
     def _counts(self, block: str, vocabulary: dict[str, int], clean: str) -> dict[int, int]:

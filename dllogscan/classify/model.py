@@ -1,4 +1,5 @@
-"""A TF-IDF (words + character n-grams) -> logistic regression model, stored as parameters.
+"""A TF-IDF (words + character n-grams) plus concept features (``concepts.py``) -> logistic
+regression model, stored as parameters.
 
 ``fit`` trains it; ``export``/``load`` move it through plain JSON (vocabularies, idf weights,
 coefficients, the calibration and the per-class thresholds) so the shipped file is not tied to one
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.paths import DATA_DIR
+from .concepts import Concepts, shipped_patterns
 
-#: 3: the no-error marker (``preprocess``); a model of format 2 was trained without it
-FORMAT_VERSION = 3
+#: 3: the no-error marker (``preprocess``); 4: concept features (``concepts.py``), their patterns
+#: stored with the model
+FORMAT_VERSION = 4
 DIGITS = re.compile(r"\d+")
 HEX = re.compile(r"0x[0-9a-f]+")
 #: words of failure output; a text with none of them tells its trouble in prose only (a hang
@@ -49,10 +52,11 @@ def preprocess(text: str) -> str:
 
 @dataclass
 class TextModel:
-    """Fitted vectorizers plus the linear model over their stacked features."""
+    """Fitted vectorizers and concepts plus the linear model over their stacked features."""
 
     vectorizers: dict[str, Any]
     linear: Any
+    concepts: Concepts | None = None
     temperature: float = 1.0
     bias: list[float] | None = None
     #: class -> least calibrated probability for a verdict of the classifier's own
@@ -68,7 +72,10 @@ class TextModel:
     def features(self, texts: Sequence[str]):
         from scipy.sparse import hstack
 
-        return hstack([self.vectorizers[name].transform(texts) for name in VECTORIZERS]).tocsr()
+        blocks = [self.vectorizers[name].transform(texts) for name in VECTORIZERS]
+        if self.concepts is not None:
+            blocks.append(concept_matrix(self.concepts, texts))
+        return hstack(blocks).tocsr()
 
     def logits(self, features) -> Any:
         return self.linear.decision_function(features)
@@ -85,6 +92,18 @@ class TextModel:
         """How much each line alone speaks for ``label`` (for citing evidence)."""
         idx = self.labels.index(label)
         return self.features(lines) @ self.linear.coef_[idx]
+
+
+def concept_matrix(concepts: Concepts, texts: Sequence[str]):
+    """The concept features of ``texts`` as a sparse matrix (one row per text)."""
+    from scipy.sparse import csr_matrix
+
+    indptr, indices = [0], []
+    for text in texts:
+        indices += concepts.columns(preprocess(text))
+        indptr.append(len(indices))
+    data = [concepts.scale] * len(indices)
+    return csr_matrix((data, indices, indptr), shape=(len(texts), concepts.width))
 
 
 def _vectorizer(name: str):
@@ -111,7 +130,7 @@ def fit(texts: Sequence[str], labels: Sequence[str], c: float = C,
     """Train on texts and their labels (see ``labels.LABELS``), each counted ``weights`` times;
     uncalibrated."""
     vecs = {name: _vectorizer(name).fit(texts) for name in VECTORIZERS}
-    model = TextModel(vecs, None)
+    model = TextModel(vecs, None, Concepts(shipped_patterns()))
     model.linear = fit_linear(model.features(texts), labels, c, weights)
     return model
 
@@ -125,6 +144,8 @@ def export(model: TextModel, path: Path, meta: dict[str, Any]) -> None:
         "thresholds": {c: round(t, 4) for c, t in sorted(model.thresholds.items())},
         "verdict_scaling": [round(x, 5) for x in model.verdict_scaling] if model.verdict_scaling else None,
         "coef": [[round(float(x), 5) for x in row] for row in model.linear.coef_],
+        "concepts": ({"patterns": [list(p) for p in model.concepts.patterns], "scale": model.concepts.scale}
+                     if model.concepts is not None else None),
         "vectorizers": {
             name: {"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()},
                    "idf": [round(float(x), 5) for x in vec.idf_]}
@@ -154,8 +175,14 @@ def load(path: Path = SHIPPED) -> TextModel:
     linear.classes_ = np.asarray(doc["classes"])
     linear.coef_ = np.asarray(doc["coef"])
     linear.intercept_ = np.asarray(doc["intercept"])
-    return TextModel(vecs, linear, float(doc["temperature"]), doc["bias"] or None, dict(doc["thresholds"]),
-                     scaling_pair(doc.get("verdict_scaling")))
+    return TextModel(vecs, linear, stored_concepts(doc), float(doc["temperature"]), doc["bias"] or None,
+                     dict(doc["thresholds"]), scaling_pair(doc.get("verdict_scaling")))
+
+
+def stored_concepts(doc: dict[str, Any]) -> Concepts | None:
+    """The concepts an exported model was trained with (its own copy of the patterns)."""
+    spec = doc.get("concepts")
+    return Concepts([tuple(p) for p in spec["patterns"]], spec["scale"]) if spec else None
 
 
 def scaling_pair(values: Sequence[float] | None) -> tuple[float, float] | None:
