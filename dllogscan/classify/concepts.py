@@ -38,6 +38,15 @@ class Concepts:
         self._pair_column = {(i, j): c for c, (i, j) in enumerate(
             ((i, j) for i in range(k) for j in range(i + 1, k)), start=k)}
 
+    @classmethod
+    def from_spec(cls, spec: dict | None) -> "Concepts | None":
+        """The concepts an exported model stores (``spec()``), or None for a model without them."""
+        return cls([tuple(p) for p in spec["patterns"]], spec["scale"]) if spec else None
+
+    def spec(self) -> dict:
+        """What an exported model stores of these concepts: its own copy of the patterns."""
+        return {"patterns": [list(p) for p in self.patterns], "scale": self.scale}
+
     @property
     def width(self) -> int:
         k = len(self.patterns)
@@ -55,4 +64,5 @@ class Concepts:
     def names(self) -> list[str]:
         """A name per column: a concept, or ``a+b`` for a pair."""
         base = [n for n, _ in self.patterns]
-        return base + [f"{base[i]}+{base[j]}" for (i, j) in sorted(self._pair_column, key=self._pair_column.get)]
+        pairs = sorted(self._pair_column, key=self._pair_column.get)
+        return base + [f"{base[i]}+{base[j]}" for i, j in pairs]

@@ -5,12 +5,13 @@ it pays a few milliseconds for it.
 The exported parameters (``model.export``) are applied in the order scikit-learn applies them:
 the word and ``char_wb`` analyzers of ``TfidfVectorizer`` (the shipped preprocessor, the token
 pattern, n-grams), counts over the fixed vocabulary in column order, ``log(tf) + 1``, the idf
-weights, the l2 norm of each block, the concept features (``concepts.py``, same code), the dot product with the coefficients accumulated column by
-column from zero as a CSR product does, plus the intercepts: the same logits, to the bit. Then the
-calibration (temperature and biases, ``calibrate.py``) and the softmax, its sum in NumPy's
-pairwise order. The exponential is the C library's (``math.exp``), which may differ from NumPy's
-vectorised one in the last bit: probabilities agree with scikit-learn's to 1e-12, not to the bit
-(``tests/test_classifier.py`` checks both).
+weights, the l2 norm of each block, the concept features (``concepts.py``, the same code), the
+dot product with the coefficients accumulated column by column from zero as a CSR product does,
+plus the intercepts: the same logits, to the bit. Then the calibration (temperature and biases,
+``calibrate.py``) and the softmax, its sum in NumPy's pairwise order. The exponential is the C
+library's (``math.exp``), which may differ from NumPy's vectorised one in the last bit:
+probabilities agree with scikit-learn's to 1e-12, not to the bit (``tests/test_classifier.py``
+checks both).
 
 The JSON model is read once (~40 ms); its parameters are then kept in the user's cache as packed
 doubles and a ``marshal``-ed vocabulary (``clf-<key>.bin``, keyed by the model file's bytes and
@@ -135,9 +136,7 @@ class LightModel:
             idf = params["idf"][name]
             self._blocks.append((name, params["vocabulary"][name], idf, offset))
             offset += len(idf)
-        spec = params.get("concepts")
-        self._concepts_spec = spec
-        self._concepts = Concepts([tuple(p) for p in spec["patterns"]], spec["scale"]) if spec else None
+        self._concepts = Concepts.from_spec(params.get("concepts"))
         self._concepts_offset = offset
         self._coef: list[array] = list(params["coef"])
         self._intercept: list[float] = list(params["intercept"])
@@ -159,7 +158,8 @@ class LightModel:
     def packed(self) -> bytes:
         """The parameters as the cache keeps them (``unpacked`` reads them back)."""
         return marshal.dumps({
-            "labels": self.labels, "concepts": self._concepts_spec, "intercept": self._intercept, "temperature": self.temperature,
+            "labels": self.labels, "concepts": self._concepts.spec() if self._concepts is not None else None,
+            "intercept": self._intercept, "temperature": self.temperature,
             "bias": self._bias, "thresholds": self.thresholds, "verdict_scaling": self.verdict_scaling,
             "coef": [row.tobytes() for row in self._coef],
             "vocabulary": {name: vocab for name, (_, vocab, _, _) in zip(BLOCKS, self._blocks)},

@@ -144,8 +144,7 @@ def export(model: TextModel, path: Path, meta: dict[str, Any]) -> None:
         "thresholds": {c: round(t, 4) for c, t in sorted(model.thresholds.items())},
         "verdict_scaling": [round(x, 5) for x in model.verdict_scaling] if model.verdict_scaling else None,
         "coef": [[round(float(x), 5) for x in row] for row in model.linear.coef_],
-        "concepts": ({"patterns": [list(p) for p in model.concepts.patterns], "scale": model.concepts.scale}
-                     if model.concepts is not None else None),
+        "concepts": model.concepts.spec() if model.concepts is not None else None,
         "vectorizers": {
             name: {"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()},
                    "idf": [round(float(x), 5) for x in vec.idf_]}
@@ -175,14 +174,8 @@ def load(path: Path = SHIPPED) -> TextModel:
     linear.classes_ = np.asarray(doc["classes"])
     linear.coef_ = np.asarray(doc["coef"])
     linear.intercept_ = np.asarray(doc["intercept"])
-    return TextModel(vecs, linear, stored_concepts(doc), float(doc["temperature"]), doc["bias"] or None,
-                     dict(doc["thresholds"]), scaling_pair(doc.get("verdict_scaling")))
-
-
-def stored_concepts(doc: dict[str, Any]) -> Concepts | None:
-    """The concepts an exported model was trained with (its own copy of the patterns)."""
-    spec = doc.get("concepts")
-    return Concepts([tuple(p) for p in spec["patterns"]], spec["scale"]) if spec else None
+    return TextModel(vecs, linear, Concepts.from_spec(doc.get("concepts")), float(doc["temperature"]),
+                     doc["bias"] or None, dict(doc["thresholds"]), scaling_pair(doc.get("verdict_scaling")))
 
 
 def scaling_pair(values: Sequence[float] | None) -> tuple[float, float] | None:
