@@ -74,3 +74,17 @@ def test_a_model_keeps_the_patterns_it_was_trained_with(tmp_path):
 def test_the_shipped_model_carries_the_shipped_concepts():
     doc = json.loads(gzip.open(text_model.SHIPPED, "rt").read())
     assert [tuple(p) for p in doc["concepts"]["patterns"]] == list(shipped_patterns()), "run `dllogscan train`"
+
+
+def test_regex_reads_every_shipped_concept_as_re_does():
+    """Concepts compiles with the regex module (faster on long texts); the features must be the
+    ones re gives, which the shipped model's patterns were written for."""
+    from pathlib import Path
+
+    texts = [text_model.preprocess(p.read_text(encoding="utf-8"))
+             for p in sorted(Path(__file__).resolve().parent.parent.glob("corpus/threads/*.md"))[::4]]
+    compiled = Concepts(shipped_patterns())
+    for i, (name, pattern) in enumerate(shipped_patterns()):
+        plain = re.compile(pattern)
+        for text in texts:
+            assert (i in compiled.present(text)) == bool(plain.search(text)), name

@@ -5,7 +5,6 @@ light one (``light.py``) compute the same values: each is ``SCALE`` or 0, in a f
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from functools import lru_cache
 from typing import Sequence
@@ -33,7 +32,11 @@ class Concepts:
     def __init__(self, patterns: Sequence[tuple[str, str]], scale: float = SCALE) -> None:
         self.patterns = tuple((str(n), str(p)) for n, p in patterns)
         self.scale = float(scale)
-        self._compiled = [re.compile(p) for _, p in self.patterns]
+        import regex  # noqa: PLC0415 - ~25 ms to import; only a model that is consulted needs it
+
+        # read as re reads them (no pattern here uses regex's own syntax), ~2.4x faster on a
+        # 64 KB text: most concepts start with a word boundary, which re cannot skip ahead to
+        self._compiled = [regex.compile(p) for _, p in self.patterns]
         k = len(self.patterns)
         self._pair_column = {(i, j): c for c, (i, j) in enumerate(
             ((i, j) for i in range(k) for j in range(i + 1, k)), start=k)}
