@@ -21,7 +21,7 @@ import regex
 from dllogscan.signatures.database import SITUATIONS
 
 SIG_DIR = Path(__file__).resolve().parent.parent / "signatures"
-SIGNATURE_FILES = ("A-shm", "B-worker-exit", "C-fd", "D-cuda", "E-hang", "F-spawn", "context", "facts")
+SIGNATURE_FILES = ("A-shm", "B-worker-exit", "C-fd", "D-cuda", "E-hang", "F-spawn", "G-main-process", "context", "facts")
 
 REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
@@ -72,7 +72,7 @@ def test_ids_unique_and_well_formed():
         assert "id" in entry, f"{entry['_file']}.toml: an entry has no id"
         assert entry["id"] not in seen, f"duplicate id {_where(entry)}"
         seen.add(entry["id"])
-        assert regex.fullmatch(r"[A-F]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
+        assert regex.fullmatch(r"[A-G]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
                                entry["id"]), f"bad id {_where(entry)}"
 
 
@@ -263,14 +263,22 @@ def test_every_class_and_subclass_has_two_fixes():
     assert not missing, f"keys with fewer than 2 fixes: {missing}"
 
 
+def _condition_ids(entry, name):
+    return {i for cond in entry.get(name, ()) for i in cond["ids"]}
+
+
 def test_examples_are_not_claimed_by_another_class():
-    """No other class's failure or cause entry may match an entry's own example (no stealing)."""
+    """No other class's failure or cause entry may match an entry's own example (no stealing),
+    unless the two are told apart by their conditions: one requires a hit the other excludes (the
+    fetch frame is B with workers named in the text, G without)."""
     compiled = [(e, _compile(e)) for e in ALL if e["role"] in ("failure", "cause")]
     for entry in ALL:
         if entry["role"] == "fact":
             continue
         for example in entry["examples"]:
             for other, pat in compiled:
-                if other["class"] != entry["class"] and pat.search(example) \
+                apart = (_condition_ids(entry, "requires") & _condition_ids(other, "excludes")
+                         or _condition_ids(other, "requires") & _condition_ids(entry, "excludes"))
+                if other["class"] != entry["class"] and not apart and pat.search(example) \
                         and any(k in example for k in other["keywords"]):
                     pytest.fail(f"{_where(entry)}: example {example!r} also matches {_where(other)}")

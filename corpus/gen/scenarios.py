@@ -85,6 +85,47 @@ def class_a():
     return out
 
 
+def getitem_faults():
+    """Dataset faults of the getitem scenarios: (--fault, the plain exception line, the worker's
+    'Caught ...' line)."""
+    return {
+        "keyerror": ("keyerror", "KeyError: 'sample_000037'", "Caught KeyError " + CAUGHT),
+        "filenotfound": ("filenotfound", "FileNotFoundError: [Errno 2] No such file or directory",
+                         "Caught FileNotFoundError " + CAUGHT),
+        "valueerror": ("valueerror", "ValueError: cannot reshape array",
+                       "Caught ValueError " + CAUGHT),
+        "collate-stack": ("badshape", "stack expects each tensor to be equal size",
+                          "Caught RuntimeError " + CAUGHT),
+        "collate-field": ("missing-field", "KeyError: 'y'", "Caught KeyError " + CAUGHT),
+    }
+
+
+def getitem_shapes():
+    """How each getitem fault is run: (tag, worker arguments, options); a ``w0`` tag runs no worker."""
+    return {
+        "keyerror": [("w0", _w(0, "--progress", "tqdm"), {}),
+                     ("w2-fork", _w(2, "--start-method", "fork", "--progress", "tqdm-lines", "--every", "4"), {}),
+                     ("w4-spawn-persistent", _w(4, "--start-method", "spawn", "--persistent-workers",
+                                                 "--progress", "lightning"), {}),
+                     ("w1-forkserver-rank", _w(1, "--start-method", "forkserver", "--progress",
+                                                "plain", "--every", "4"), {"rank": 0}),
+                     ("w2-long-slurm", [*long_plain(4000), "--epochs", "3", "--fail-epoch", "2",
+                                        "--bad-index", "3000", *_w(2)], {"slurm": True})],
+        "filenotfound": [("w0-slurm", _w(0, "--progress", "plain", "--every", "8"), {"slurm": True}),
+                         ("w2", _w(2, "--shuffle", "--progress", "tqdm"), {}),
+                         ("w4-pin", _w(4, "--pin-memory", "--progress", "tqdm-lines", "--every", "2"), {})],
+        "valueerror": [("w0-lightning", _w(0, "--progress", "lightning"), {}),
+                       ("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm-lines",
+                                       "--every", "8"), {}),
+                       ("w2-persistent-rank", _w(2, "--persistent-workers", "--progress", "tqdm"),
+                        {"rank": 3})],
+        "collate-stack": [("w0", _w(0, "--progress", "tqdm-lines", "--every", "4"), {}),
+                          ("w2-slurm", _w(2, "--progress", "plain", "--every", "4"), {"slurm": True})],
+        "collate-field": [("w0", _w(0, "--collate", "fields", "--progress", "tqdm"), {}),
+                          ("w4", _w(4, "--collate", "fields", "--progress", "lightning"), {})],
+    }
+
+
 def class_b():
     out = []
     hog_note = ("The workers join a memory cgroup (v1, memory.limit_in_bytes={mb} MiB) in "
@@ -118,47 +159,15 @@ def class_b():
                                  "large allocation in __getitem__ fails and is raised as an "
                                  "exception in the worker. The text shows a dataset exception, "
                                  "not an OOM kill, so it is labelled getitem (memory-caused)."))
-    getitem = {
-        "keyerror": ("keyerror", "KeyError: 'sample_000037'", "Caught KeyError " + CAUGHT),
-        "filenotfound": ("filenotfound", "FileNotFoundError: [Errno 2] No such file or directory",
-                         "Caught FileNotFoundError " + CAUGHT),
-        "valueerror": ("valueerror", "ValueError: cannot reshape array",
-                       "Caught ValueError " + CAUGHT),
-        "collate-stack": ("badshape", "stack expects each tensor to be equal size",
-                          "Caught RuntimeError " + CAUGHT),
-        "collate-field": ("missing-field", "KeyError: 'y'", "Caught KeyError " + CAUGHT),
-    }
-    shapes = {
-        "keyerror": [("w0", _w(0, "--progress", "tqdm"), {}),
-                     ("w2-fork", _w(2, "--start-method", "fork", "--progress", "tqdm-lines", "--every", "4"), {}),
-                     ("w4-spawn-persistent", _w(4, "--start-method", "spawn", "--persistent-workers",
-                                                 "--progress", "lightning"), {}),
-                     ("w1-forkserver-rank", _w(1, "--start-method", "forkserver", "--progress",
-                                                "plain", "--every", "4"), {"rank": 0}),
-                     ("w2-long-slurm", [*long_plain(4000), "--epochs", "3", "--fail-epoch", "2",
-                                        "--bad-index", "3000", *_w(2)], {"slurm": True})],
-        "filenotfound": [("w0-slurm", _w(0, "--progress", "plain", "--every", "8"), {"slurm": True}),
-                         ("w2", _w(2, "--shuffle", "--progress", "tqdm"), {}),
-                         ("w4-pin", _w(4, "--pin-memory", "--progress", "tqdm-lines", "--every", "2"), {})],
-        "valueerror": [("w0-lightning", _w(0, "--progress", "lightning"), {}),
-                       ("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm-lines",
-                                       "--every", "8"), {}),
-                       ("w2-persistent-rank", _w(2, "--persistent-workers", "--progress", "tqdm"),
-                        {"rank": 3})],
-        "collate-stack": [("w0", _w(0, "--progress", "tqdm-lines", "--every", "4"), {}),
-                          ("w2-slurm", _w(2, "--progress", "plain", "--every", "4"), {"slurm": True})],
-        "collate-field": [("w0", _w(0, "--collate", "fields", "--progress", "tqdm"), {}),
-                          ("w4", _w(4, "--collate", "fields", "--progress", "lightning"), {})],
-    }
+    getitem, shapes = getitem_faults(), getitem_shapes()
     for kind, (fault, plain_ev, caught_ev) in getitem.items():
         for tag, args, kw in shapes[kind]:
-            ev = (plain_ev,) if tag.startswith("w0") else (caught_ev, plain_ev)
+            if tag.startswith("w0"):  # no worker: class G (class_g)
+                continue
             sub = "getitem-collate" if kind.startswith("collate") else "getitem"
-            note = ("num_workers=0: the exception is raised in the main process, a plain "
-                    "traceback with no 'Caught ...' wrapper." if tag.startswith("w0") else
-                    "The worker's exception is re-raised in the main process by torch.")
             out.append(Variant(f"b-getitem-{kind}-{tag}", f"b-getitem-{kind}", "B", sub,
-                               ["--fault", fault, "--epochs", "2"] + args, ev, notes=note, **kw))
+                               ["--fault", fault, "--epochs", "2"] + args, (caught_ev, plain_ev),
+                               notes="The worker's exception is re-raised in the main process by torch.", **kw))
     crash = [("segv", "segv", "w2-fork", _w(2, "--progress", "tqdm-lines", "--every", "4"), {}, {}),
              ("segv", "segv", "w4-spawn-lightning", _w(4, "--start-method", "spawn", "--progress",
                                                         "lightning"), {}, {}),
@@ -290,6 +299,20 @@ def class_f():
     return out
 
 
+def class_g():
+    """The dataset code raises with num_workers=0: the main process loads the data itself, so the
+    traceback runs through fetch.py with no 'Caught ... in DataLoader worker' wrapper and no worker
+    is involved (class G, not one of A-E)."""
+    out = []
+    for kind, (fault, plain_ev, _) in getitem_faults().items():
+        for tag, args, kw in getitem_shapes()[kind]:
+            if tag.startswith("w0"):
+                out.append(Variant(f"g-main-process-{kind}-{tag}", f"g-main-process-{kind}", "G", "main-process",
+                                   ["--fault", fault, "--epochs", "2"] + args, (plain_ev,),
+                                   notes="num_workers=0: the exception is raised in the main process, a plain "
+                                         "traceback with no 'Caught ...' wrapper.", **kw))
+    return out
+
 def nearmisses():
     nm = [("healthy-config-w8", ["--num-workers", "8", "--print-config", "--epochs", "3",
                                   "--persistent-workers", "--progress", "tqdm-lines", "--every", "8"], {},
@@ -327,4 +350,4 @@ def nearmisses():
 
 
 def all_variants():
-    return class_a() + class_b() + class_c() + class_d() + class_e() + class_f() + nearmisses()
+    return class_a() + class_b() + class_c() + class_d() + class_e() + class_f() + class_g() + nearmisses()

@@ -79,7 +79,7 @@ def explain(
 
 @app.command("signatures", epilog="[bold]Example[/bold]\n\n  dllogscan signatures --class A")
 def list_signatures(
-    cls: Optional[str] = typer.Option(None, "--class", help="Only this class (A-F)."),
+    cls: Optional[str] = typer.Option(None, "--class", help="Only this class (A-G)."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
 ) -> None:
     """List the signature database (and check that it loads: examples included)."""

@@ -32,7 +32,7 @@ from .github_api import Api, GitHubError
 
 MARKER = "<!-- dllogscan-triage -->"
 MAX_BODY = 60_000
-KINDS = {"A": "shm", "C": "fd", "D": "cuda-fork", "E": "hang", "F": "spawn"}
+KINDS = {"A": "shm", "C": "fd", "D": "cuda-fork", "E": "hang", "F": "spawn", "G": "dataset"}
 EVENTS = {"issues": "opened", "issue_comment": "created"}
 
 

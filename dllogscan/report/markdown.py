@@ -15,6 +15,7 @@ CLASS_NAMES = {
     "D": "CUDA used in a forked worker",
     "E": "a hang or stall",
     "F": "workers could not start (spawn start method)",
+    "G": "the dataset code failed in the main process (no worker)",
 }
 
 

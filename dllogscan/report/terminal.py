@@ -7,7 +7,8 @@ from typing import Sequence
 from ..core.models import Diagnosis, ScanResult
 from ..core.printable import strip_controls
 
-CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue", "F": "green"}
+CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue", "F": "green",
+               "G": "bright_black"}
 
 
 def _text(text: str, style: str = ""):

@@ -12,7 +12,7 @@ from typing import Any
 from . import probes as sigprobe
 
 ROLES = ("failure", "cause", "context", "fact")
-CLASSES = ("A", "B", "C", "D", "E", "F", "none")
+CLASSES = ("A", "B", "C", "D", "E", "F", "G", "none")
 B_SUBCLASS_PREFIXES = ("oom", "getitem", "crash")
 SUBCLASS_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 KNOWN_KEYS = {
