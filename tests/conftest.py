@@ -29,3 +29,16 @@ def progress_lines(n: int, start: int = 0) -> str:
     return "".join(
         f"Epoch {i // 500}: {i % 100:3d}%|{'#' * (i % 10):<10}| {i}/50000 [00:{i % 60:02d}<01:00, 7.1it/s, loss={1 / (i + 1):.4f}]\n"
         for i in range(start, start + n))
+
+
+@pytest.fixture
+def top_of(tmp_path):
+    """``top_of(text)``: the top diagnosis ``dllogscan.scan`` gives ``text`` pasted into a file, or None."""
+    import dllogscan
+
+    def top(text: str):
+        path = tmp_path / "paste.txt"
+        path.write_text(text)
+        found = dllogscan.scan(path).diagnoses
+        return found[0] if found else None
+    return top

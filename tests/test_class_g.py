@@ -30,15 +30,8 @@ KeyError: 'sample_000042'
 """
 
 
-def _top(tmp_path, text):
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    got = dllogscan.scan(path).diagnoses
-    return got[0] if got else None
-
-
-def test_a_main_process_traceback_is_class_g_with_the_dataset_fixes(tmp_path):
-    top = _top(tmp_path, MAIN_PROCESS)
+def test_a_main_process_traceback_is_class_g_with_the_dataset_fixes(top_of):
+    top = top_of(MAIN_PROCESS)
     assert (top.cls, top.subclass) == ("G", "main-process")
     assert any("KeyError: 'sample_000042'" in e.text for e in top.evidence)
     assert top.facts.get("exception") == "KeyError"
@@ -46,24 +39,24 @@ def test_a_main_process_traceback_is_class_g_with_the_dataset_fixes(tmp_path):
     assert not any("num_workers=0" in (f.code or "") for f in top.fixes)  # it already ran so
 
 
-def test_the_same_traceback_beside_named_workers_stays_b(tmp_path):
+def test_the_same_traceback_beside_named_workers_stays_b(top_of):
     for before in ("loader = DataLoader(ds, batch_size=32, num_workers=8)\n",
                    "RuntimeError: DataLoader worker (pid(s) 4120) exited unexpectedly\n"
                    "Rerunning with num_workers=0 gives:\n",
                    "python train.py --workers 16 fails; with --workers 0 it fails like this:\n"):
-        top = _top(tmp_path, before + MAIN_PROCESS)
+        top = top_of(before + MAIN_PROCESS)
         assert top.cls == "B" and top.subclass.startswith("getitem"), before
 
 
-def test_a_worker_exception_is_never_g(tmp_path):
+def test_a_worker_exception_is_never_g(top_of):
     text = MAIN_PROCESS.replace("KeyError: 'sample_000042'",
                                 "KeyError: Caught KeyError in DataLoader worker process 0.")
-    assert _top(tmp_path, text).cls == "B"
+    assert top_of(text).cls == "B"
 
 
-def test_an_interrupt_in_the_dataset_code_is_not_g(tmp_path):
+def test_an_interrupt_in_the_dataset_code_is_not_g(top_of):
     """Ctrl-C while the main process loads a sample: no exception of the dataset's to fix."""
-    top = _top(tmp_path, MAIN_PROCESS.replace("KeyError: 'sample_000042'", "KeyboardInterrupt"))
+    top = top_of(MAIN_PROCESS.replace("KeyError: 'sample_000042'", "KeyboardInterrupt"))
     assert top is None or top.cls != "G"
 
 

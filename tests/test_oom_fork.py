@@ -3,7 +3,6 @@ memory, like B / oom, but nothing was killed; a Pool's or a ProcessPoolExecutor'
 the DataLoader's."""
 from __future__ import annotations
 
-import dllogscan
 
 START = """Traceback (most recent call last):
   File "train.py", line 308, in train
@@ -29,15 +28,8 @@ OSError: [Errno 12] Cannot allocate memory
 """
 
 
-def _top(tmp_path, text):
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    got = dllogscan.scan(path).diagnoses
-    return got[0] if got else None
-
-
-def test_enomem_when_the_loader_forks_its_workers_is_b_oom_fork(tmp_path):
-    top = _top(tmp_path, START)
+def test_enomem_when_the_loader_forks_its_workers_is_b_oom_fork(top_of):
+    top = top_of(START)
     assert (top.cls, top.subclass) == ("B", "oom-fork") and top.confidence >= 0.8
     assert any("Cannot allocate memory" in e.text for e in top.evidence)
     assert "free -h" in top.fixes[0].commands
@@ -45,10 +37,10 @@ def test_enomem_when_the_loader_forks_its_workers_is_b_oom_fork(tmp_path):
     assert not any("dmesg" in c for f in top.fixes for c in f.commands)  # nothing was killed
 
 
-def test_a_pools_own_fork_is_not_the_loaders(tmp_path):
-    assert _top(tmp_path, POOL) is None
+def test_a_pools_own_fork_is_not_the_loaders(top_of):
+    assert top_of(POOL) is None
 
 
-def test_enomem_without_a_fork_frame_is_not_decided_by_the_signature(tmp_path):
-    top = _top(tmp_path, "Reading the array failed:\nOSError: [Errno 12] Cannot allocate memory\n")
+def test_enomem_without_a_fork_frame_is_not_decided_by_the_signature(top_of):
+    top = top_of("Reading the array failed:\nOSError: [Errno 12] Cannot allocate memory\n")
     assert top is None or "B.oom-fork.enomem-at-worker-start" not in top.signatures
