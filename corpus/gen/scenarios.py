@@ -303,9 +303,9 @@ def class_g():
     """The dataset code raises with num_workers=0: the main process loads the data itself, so the
     traceback runs through fetch.py with no 'Caught ... in DataLoader worker' wrapper and no worker
     is involved (class G, not one of A-E)."""
-    out = []
+    out, shapes = [], getitem_shapes()
     for kind, (fault, plain_ev, _) in getitem_faults().items():
-        for tag, args, kw in getitem_shapes()[kind]:
+        for tag, args, kw in shapes[kind]:
             if tag.startswith("w0"):
                 out.append(Variant(f"g-main-process-{kind}-{tag}", f"g-main-process-{kind}", "G", "main-process",
                                    ["--fault", fault, "--epochs", "2"] + args, (plain_ev,),
