@@ -78,3 +78,15 @@ def test_outputs_name_class_g():
     result = dllogscan.scan(LOGS / "g-main-process-collate-stack-w0.log")
     assert label_for(result, "dataloader: ") == "dataloader: G-dataset"
     assert "the dataset code failed in the main process" in verdict(result)
+
+
+def test_g_and_single_process_fetch_read_the_same_worker_evidence():
+    """The two entries split one traceback between them: B where the text shows workers, G where it
+    shows none. Their id lists are written twice (TOML has no shared constants), so they must agree."""
+    from dllogscan.pipeline import runner as pipeline
+
+    sigs = {s.id: s for s in pipeline.get_scanner().db.signatures}
+    needs_workers = {i for c in sigs["B.getitem.single-process-fetch"].requires for i in c.ids}
+    g_excludes = {i for c in sigs["G.main-process.dataset-exception"].excludes for i in c.ids}
+    assert needs_workers and needs_workers <= g_excludes
+    assert g_excludes - needs_workers == {"A.*", "C.*", "D.*", "E.*", "F.*"}  # and any other class's hit

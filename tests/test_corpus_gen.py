@@ -7,9 +7,11 @@ import sys
 
 import pytest
 
+from dllogscan.core.classes import letters
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGS = os.path.join(REPO, "corpus", "logs")
-LABELS = {"A", "B", "C", "D", "E", "F", "G", "none"}
+LABELS = set(letters()) | {"none"}
 SUBCLASS = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 METAS = sorted(glob.glob(os.path.join(LOGS, "*.meta.json")))
 

@@ -34,6 +34,12 @@ def test_diagnose_follows_the_contract(client):
     assert "**Verdict:** class A" in doc["markdown"]
 
 
+def test_classes_named_for_the_page(client):
+    names = client.get("/api/classes").json()
+    assert sorted(names) == list("ABCDEFG")
+    assert names["G"] == "the dataset code failed in the main process (no worker)"
+
+
 def test_issue_json_pasted_into_the_page(client):
     text = (FIXTURES / "documents" / "gh-third-comment.json").read_text()
     doc = client.post("/api/diagnose", json={"text": text}).json()

@@ -75,6 +75,7 @@ def test_paste_diagnose_shows_class_fixes_and_copy_buttons(page):
     assert "Class A / bus-error" in page.inner_text("#verdict")
     card = page.locator(".diagnosis").first
     assert card.get_attribute("data-class") == "A"
+    assert "shared memory (/dev/shm) exhausted" in card.locator("h3").inner_text()  # named as /api/classes names it
     assert "Raise /dev/shm" in card.inner_text()
     assert page.locator(".command code", has_text="df -h /dev/shm").count() >= 1
     assert page.locator(".command button.copy").count() >= 2

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import regex
 
+from dllogscan.core.classes import letter_range
 from dllogscan.signatures.database import SITUATIONS
 
 SIG_DIR = Path(__file__).resolve().parent.parent / "signatures"
@@ -72,7 +73,7 @@ def test_ids_unique_and_well_formed():
         assert "id" in entry, f"{entry['_file']}.toml: an entry has no id"
         assert entry["id"] not in seen, f"duplicate id {_where(entry)}"
         seen.add(entry["id"])
-        assert regex.fullmatch(r"[A-G]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
+        assert regex.fullmatch(rf"[{letter_range()}]\.[a-z0-9-]+\.[a-z0-9-]+|fact\.[a-z0-9-]+",
                                entry["id"]), f"bad id {_where(entry)}"
 
 

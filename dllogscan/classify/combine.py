@@ -53,6 +53,7 @@ import dataclasses
 import math
 from typing import Sequence
 
+from ..core.classes import field_guide_letters
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
 from ..core.models import Diagnosis, Evidence
 from .labels import TITLE, split_label
@@ -68,7 +69,7 @@ DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
 NEEDS_LOADER_CONTEXT = frozenset({"E"})
-FAILURE_CLASSES = frozenset("ABCDE")
+FAILURE_CLASSES = frozenset(field_guide_letters())
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
 

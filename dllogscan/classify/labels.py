@@ -1,6 +1,8 @@
 """Labels the classifier predicts: a class, or a class and subclass family for class B."""
 from __future__ import annotations
 
+from ..core.classes import field_guide_letters
+
 LABELS = ("A", "B.oom", "B.getitem", "B.crash", "C", "D", "E", "none")
 #: the subclass a classifier-only diagnosis reports for each label
 SUBCLASS = {"A": "shm", "B.oom": "oom", "B.getitem": "getitem", "B.crash": "crash",
@@ -20,7 +22,7 @@ def label_of(cls: str, subclass: str | None) -> str:
     """Corpus (class, subclass) -> classifier label. A kind beyond the five (F: workers could not
     start) is ``none`` to the classifier: signatures name it, the classifier weighs A-E against
     the rest."""
-    if cls not in ("A", "B", "C", "D", "E"):
+    if cls not in field_guide_letters():
         return "none"
     if cls == "B":
         sub = subclass or ""

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..core.classes import letter_range
 from ..core.errors import DllogscanError
 from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
 from .output import (check_out, emit, fail, final_code, report_errors, scan_paths,
@@ -79,7 +80,7 @@ def explain(
 
 @app.command("signatures", epilog="[bold]Example[/bold]\n\n  dllogscan signatures --class A")
 def list_signatures(
-    cls: Optional[str] = typer.Option(None, "--class", help="Only this class (A-G)."),
+    cls: Optional[str] = typer.Option(None, "--class", help=f"Only this class ({letter_range()})."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
 ) -> None:
     """List the signature database (and check that it loads: examples included)."""

@@ -56,7 +56,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """One failure found in a source: class A-E, subclass, confidence and its evidence."""
+    """One failure found in a source: class (``data/classes.toml``), subclass, confidence and its evidence."""
 
     cls: str
     subclass: str | None

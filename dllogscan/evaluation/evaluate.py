@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import api
+from ..core.classes import field_guide_letters
 from ..pipeline import runner as pipeline
 from .corpus import Item, folds_of, load_items
 
-CLASSES = ("A", "B", "C", "D", "E")
+CLASSES = field_guide_letters()
 ROWS = CLASSES + ("none",)
 SYSTEMS = ("signatures", "classifier", "combined")
 FOLDS = 5

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import api
+from ..core.classes import field_guide_letters
 from ..pipeline import runner as pipeline
 from .corpus import Item, corpus_hash, folds_of, load_items
 from ..classify.digest import digest_text
@@ -98,7 +99,7 @@ def signature_examples() -> tuple[list[str], list[str]]:
     every PyTorch version, which the corpus alone would not cover."""
     texts, labels = [], []
     for sig in pipeline.get_scanner().db.signatures:
-        if sig.role in ("failure", "cause") and sig.cls in ("A", "B", "C", "D", "E"):
+        if sig.role in ("failure", "cause") and sig.cls in field_guide_letters():
             texts += list(sig.examples)
             labels += [label_of(sig.cls, sig.subclass)] * len(sig.examples)
     return texts, labels
@@ -175,7 +176,7 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     y = [names.index(labels[j]) for j in scored]
     model.temperature, model.bias = fit_scaling(oof[scored], y)
     probs = apply_scaling(oof[scored], model.temperature, model.bias)
-    truth = [items[j].label if items[j].label in "ABCDE" else "none" for j in scored]
+    truth = [items[j].label if items[j].label in field_guide_letters() else "none" for j in scored]
     lines = [numbered(texts[j]) for j in scored]
     fixed = [signature_class(items[j]) for j in scored]
     fixed = [f if f != "none" else prose_class(dict(zip(names, row)), rows)

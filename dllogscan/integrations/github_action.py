@@ -26,13 +26,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..core import classes
 from ..core.errors import DllogscanError, UsageError
 from ..core.models import ScanResult
 from .github_api import Api, GitHubError
 
 MARKER = "<!-- dllogscan-triage -->"
 MAX_BODY = 60_000
-KINDS = {"A": "shm", "C": "fd", "D": "cuda-fork", "E": "hang", "F": "spawn", "G": "dataset"}
 EVENTS = {"issues": "opened", "issue_comment": "created"}
 
 
@@ -56,7 +56,7 @@ def settings(env: Mapping[str, str]) -> Settings:
 def label_for(result: ScanResult, prefix: str) -> str:
     """``dataloader: A-shm``, ``dataloader: B-oom``, ``dataloader: B-getitem``, ..."""
     d = result.diagnoses[0]
-    kind = KINDS.get(d.cls) or (d.subclass or "").split("-")[0] or "other"
+    kind = classes.label_of(d.cls) or (d.subclass or "").split("-")[0] or "other"
     return f"{prefix}{d.cls}-{kind}"
 
 

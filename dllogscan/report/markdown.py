@@ -5,19 +5,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..core.classes import name_of
 from ..core.models import Diagnosis, ScanResult
 from ..core.printable import strip_controls
-
-CLASS_NAMES = {
-    "A": "shared memory (/dev/shm) exhausted",
-    "B": "a worker exited",
-    "C": "file descriptors exhausted",
-    "D": "CUDA used in a forked worker",
-    "E": "a hang or stall",
-    "F": "workers could not start (spawn start method)",
-    "G": "the dataset code failed in the main process (no worker)",
-}
-
 
 def fence(lines: Sequence[str], lang: str = "", prefix: str = "") -> list[str]:
     """A fenced block long enough not to be closed by backticks inside ``lines``."""
@@ -58,14 +48,14 @@ def verdict(r: ScanResult) -> str:
         return "**Verdict:** no DataLoader worker failure found in this input."
     d = r.diagnoses[0]
     sub = f" / {d.subclass}" if d.subclass else ""
-    return (f"**Verdict:** class {d.cls}{sub}, {CLASS_NAMES.get(d.cls, 'other')}: {d.title} "
+    return (f"**Verdict:** class {d.cls}{sub}, {name_of(d.cls)}: {d.title} "
             f"(confidence **{d.confidence:.0%}**).")
 
 
 def _diagnosis(d: Diagnosis, rank: int) -> list[str]:
     sub = f" / {d.subclass}" if d.subclass else ""
     out = [f"### {rank}. Class {d.cls}{sub}: {d.title}", "",
-           f"Confidence **{d.confidence:.0%}** ({CLASS_NAMES.get(d.cls, 'other')})"
+           f"Confidence **{d.confidence:.0%}** ({name_of(d.cls)})"
            + (f", seen {d.count} times" if d.count > 1 else "") + ".", ""]
     if d.evidence:
         out += ["Evidence:", ""]

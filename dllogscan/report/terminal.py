@@ -4,11 +4,10 @@ from __future__ import annotations
 import io
 from typing import Sequence
 
+from ..core.classes import style_of
 from ..core.models import Diagnosis, ScanResult
 from ..core.printable import strip_controls
 
-CLASS_STYLE = {"A": "magenta", "B": "red", "C": "yellow", "D": "cyan", "E": "blue", "F": "green",
-               "G": "bright_black"}
 
 
 def _text(text: str, style: str = ""):
@@ -34,7 +33,7 @@ def _diagnosis_renderables(d: Diagnosis, rank: int) -> list:
     from rich.panel import Panel
     from rich.text import Text
 
-    style = CLASS_STYLE.get(d.cls, "white")
+    style = style_of(d.cls)
     head = Text()
     head.append(f"{rank}. Class {d.cls}", style=f"bold {style}")
     if d.subclass:

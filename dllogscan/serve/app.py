@@ -18,6 +18,7 @@ from ..sources import streams as sources
 from ..normalize.lines import printable_line
 from ..normalize.encoding import as_utf8
 from ..sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes
+from ..core import classes
 from ..core.errors import SourceError
 from ..core.utf8 import to_utf8
 from ..report.redact import Redactor
@@ -149,6 +150,11 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/classes")
+    def api_classes() -> JSONResponse:
+        """Class letter -> the name reports give it (``data/classes.toml``), for the page's headings."""
+        return JSONResponse({c.letter: c.name for c in classes.all_classes()})
 
     @app.post("/api/diagnose")
     async def api_diagnose(request: Request) -> JSONResponse:

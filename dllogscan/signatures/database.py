@@ -10,9 +10,10 @@ from functools import cached_property
 from typing import Any
 
 from . import probes as sigprobe
+from ..core.classes import letters
 
 ROLES = ("failure", "cause", "context", "fact")
-CLASSES = ("A", "B", "C", "D", "E", "F", "G", "none")
+CLASSES = letters() + ("none",)
 B_SUBCLASS_PREFIXES = ("oom", "getitem", "crash")
 SUBCLASS_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 KNOWN_KEYS = {

@@ -1,8 +1,9 @@
 // dllogscan triage page: no dependencies, no external assets; talks only to this server.
 "use strict";
 const $ = (id) => document.getElementById(id);
-const CLASS_NAMES = {A: "shared memory (/dev/shm) exhausted", B: "a worker exited",
-  C: "file descriptors exhausted", D: "CUDA used in a forked worker", E: "a hang or stall"};
+// class letter -> name, as the server's dllogscan names them (GET /api/classes)
+let CLASS_NAMES = {};
+fetch("/api/classes").then((r) => r.json()).then((names) => { CLASS_NAMES = names; }).catch(() => {});
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
