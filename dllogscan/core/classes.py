@@ -62,7 +62,7 @@ def style_of(letter: str) -> str:
     return found.style if found else "white"
 
 
-def label_of(letter: str) -> str | None:
+def issue_kind(letter: str) -> str | None:
     """The kind an issue label gives the class; None where the diagnosis's subclass names it."""
     found = by_letter().get(letter)
     return found.label if found else None

@@ -56,7 +56,7 @@ def settings(env: Mapping[str, str]) -> Settings:
 def label_for(result: ScanResult, prefix: str) -> str:
     """``dataloader: A-shm``, ``dataloader: B-oom``, ``dataloader: B-getitem``, ..."""
     d = result.diagnoses[0]
-    kind = classes.label_of(d.cls) or (d.subclass or "").split("-")[0] or "other"
+    kind = classes.issue_kind(d.cls) or (d.subclass or "").split("-")[0] or "other"
     return f"{prefix}{d.cls}-{kind}"
 
 
