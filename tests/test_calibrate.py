@@ -44,6 +44,29 @@ def test_the_budget_is_for_the_classifiers_own_false_alarms():
     assert calibrate.verdicts(probs, th) == ["A", "none", "none"]
 
 
+def test_the_least_recall_weighs_in_the_threshold_search(monkeypatch):
+    # class E (the least recall, 8 of 20) could gain one more hang for three look-alikes: macro-F1
+    # alone declines the trade (E's precision falls more than its recall rises); the weight on the
+    # least recall takes it, within the budget
+    probs = {"E": np.array([0.9] * 8 + [0.66] + [0.2] * 11 + [0.66] * 3 + [0.0] * 17 + [0.0] * 5),
+             "A": np.array([0.0] * 40 + [0.9] * 5)}
+    probs["none"] = 1.0 - probs["E"] - probs["A"]
+    for c in "BCD":
+        probs[c] = np.zeros(45)
+    truth = ["E"] * 20 + ["none"] * 20 + ["A"] * 5
+    fixed = ["none"] * 45
+
+    def e_found(weight: float) -> int:
+        monkeypatch.setattr(calibrate, "MIN_RECALL_WEIGHT", weight)
+        th = calibrate.choose_thresholds(probs, truth, fixed, max_false_alarms=0.15)
+        return sum(t == p == "E" for t, p in zip(truth, calibrate.verdicts(probs, th)))
+
+    shipped = calibrate.MIN_RECALL_WEIGHT
+    assert e_found(0.0) == 8
+    assert e_found(shipped) == 9
+    assert calibrate.min_recall(["A", "A", "E", "E"], ["A", "A", "E", "none"]) == 0.5
+
+
 def test_a_blocked_class_spends_no_budget_and_its_threshold_comes_down():
     # hangs (E) at 0.68, under the default threshold (0.7): five real ones that speak of the
     # loader, five look-alikes that do not
