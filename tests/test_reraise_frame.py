@@ -1,6 +1,7 @@
-"""A traceback cut at ExceptionWrapper.reraise: the main process re-raising a worker's exception
-(class B, getitem) only under the loader's own frames; DataParallel's replicas and the pin-memory
-thread re-raise through the same method and are no worker failure."""
+"""An exception in a worker told without the 'Caught X in DataLoader worker process N' line: a
+traceback cut at ExceptionWrapper.reraise (class B, getitem) only under the loader's own frames
+(DataParallel's replicas and the pin-memory thread re-raise through the same method and are no
+worker failure), and the resize error of a worker's shared-memory collate."""
 from __future__ import annotations
 
 import dllogscan
@@ -62,3 +63,12 @@ def test_a_shared_memory_failure_below_the_frame_is_class_a():
                      "Original Traceback (most recent call last):\n"
                      "RuntimeError: unable to write to file </torch_18_2953093582_0>: No space left on device (28)\n")
     assert [x.cls for x in scan(text)] == ["A"]
+
+
+def test_a_worker_stacking_samples_of_unequal_size_is_getitem():
+    # only a worker collates into a fixed-size shared-memory tensor; the bare error, pasted from a
+    # training run, is the dataset's samples
+    text = ("Epoch 1: training the segmentation model with the DataLoader\n"
+            "RuntimeError: Trying to resize storage that is not resizable\n")
+    assert [(x.cls, x.subclass) for x in scan(text)] == [("B", "getitem")]
+    assert not scan("x = torch.from_numpy(a)\nx.resize_(100)\nRuntimeError: Trying to resize storage without an allocator\n")
