@@ -84,8 +84,9 @@ class Scores:
         return macro_f1([t for t, _, _ in self.pairs], [p for _, p, _ in self.pairs])
 
     def min_recall(self) -> float:
-        rows = [v[1] for c, v in self.per_class().items() if c in CLASSES and v[3] > 0]
-        return min(rows) if rows else 0.0
+        from ..classify.calibrate import min_recall  # the one definition the thresholds weigh
+
+        return min_recall([t for t, _, _ in self.pairs], [p for _, p, _ in self.pairs])
 
     def calibration(self) -> tuple[list[float], list[bool]]:
         """Confidence of every diagnosis made, and whether its class was right."""
