@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import dllogscan
+from dllogscan.core.classes import field_guide_letters
 from dllogscan.evaluation.corpus import WRITTEN, load_items
 
 ITEMS = load_items(parts=WRITTEN)  # the real threads are judged by grouped cross-validation instead
@@ -32,6 +33,10 @@ def test_verdict(item):
     result = dllogscan.scan(item.path)
     assert result.error is None or item.kind != "log", result.error
     got = result.diagnoses[0].cls if result.diagnoses else "none"
+    if item.label == "none" and got not in field_guide_letters():
+        # a near miss may still get a kind beyond the five (H: a canonical text another program
+        # printed), which the contract counts as "not one of A-E"
+        got = "none"
     assert got == item.label, f"{item.path}: expected {item.label}, got {got}"
     if item.kind == "log" and item.label != "none" and item.evidence:
         cited = [e.text for d in result.diagnoses for e in d.evidence]

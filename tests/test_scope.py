@@ -18,9 +18,9 @@ def lines_of(text: str) -> list[tuple[int, str]]:
     return list(enumerate(text.splitlines(), start=1))
 
 
-def d_diagnosis(cls: str = "D") -> Diagnosis:
+def d_diagnosis(cls: str = "D", canonical: bool = False, line: int = 1) -> Diagnosis:
     return Diagnosis(cls=cls, subclass="cuda-fork" if cls == "D" else "too-many-open-files", title="t",
-                     confidence=0.97, evidence=(Evidence(1, "x"),), canonical=True)
+                     confidence=0.97, evidence=(Evidence(line, "x", "sig"),), canonical=canonical)
 
 
 @pytest.mark.parametrize("rule, text, outside", CASES, ids=[f"{r.id}-{i}" for i, (r, _, _) in enumerate(CASES)])
@@ -29,6 +29,8 @@ def test_examples_are_set_aside_and_counter_examples_kept(rule, text, outside):
     kept, notes = scope.set_aside([d_diagnosis(cls)], lines_of(text), [rule])
     assert (kept == []) is outside and bool(notes) is outside
     assert scope.outside_classes(lines_of(text), [rule]) == (rule.classes if outside else frozenset())
+    [canonical] = scope.set_aside([d_diagnosis(cls, canonical=True)], lines_of(text), [rule])[0]
+    assert (canonical.cls == "H") is outside, "a canonical text set aside is class H, never nothing found"
 
 
 def test_other_classes_stay_and_the_note_names_the_host_and_its_line():
@@ -36,6 +38,24 @@ def test_other_classes_stay_and_the_note_names_the_host_and_its_line():
     other = Diagnosis(cls="B", subclass="oom", title="t", confidence=0.9, evidence=())
     kept, [note] = scope.set_aside([d_diagnosis(), other], lines_of(text))
     assert kept == [other] and "gunicorn (line 1)" in note and "spawn" in note
+
+
+def test_a_canonical_text_set_aside_becomes_class_h_citing_the_failure_and_the_host():
+    text = "gunicorn app:app --preload\nRuntimeError: Cannot re-initialize CUDA in forked subprocess."
+    other = Diagnosis(cls="B", subclass="oom", title="t", confidence=0.9, evidence=())
+    kept, notes = scope.set_aside([d_diagnosis(canonical=True, line=2), other, d_diagnosis(canonical=True, line=2)],
+                                  lines_of(text))
+    h, b = kept
+    assert b == other and notes == (), "the note travels with the class-H diagnosis, not beside it"
+    assert (h.cls, h.subclass, h.confidence, h.canonical) == ("H", "cuda-fork", 0.97, False)
+    assert [(e.line, e.text) for e in h.evidence] == [(1, "gunicorn app:app --preload"), (2, "x")]
+    assert "gunicorn (line 1)" in h.notes[0]
+
+
+def test_a_classifier_verdict_set_aside_is_dropped_with_the_note():
+    text = "celery -A app worker\nthe worker fails with a CUDA error"
+    kept, [note] = scope.set_aside([d_diagnosis(canonical=False)], lines_of(text))
+    assert kept == [] and "celery (line 1)" in note
 
 
 def test_a_malformed_rule_names_itself(tmp_path):
@@ -60,7 +80,7 @@ def test_only_a_denial_that_reaches_the_word_sets_it_aside():
     assert rule.shows_loader("no DataLoader in the server, but train.py uses a DataLoader")
 
 
-def test_a_gunicorn_log_gets_no_class_d_and_says_why(tmp_path):
+def test_a_gunicorn_log_gets_class_h_not_d_and_says_why(tmp_path):
     log = tmp_path / "server.log"
     log.write_text("[2023-05-01 12:00:00 +0000] [7] [INFO] Starting gunicorn 20.1.0\n"
                    "[2023-05-01 12:00:01 +0000] [42] [INFO] Booting worker with pid: 42\n"
@@ -69,10 +89,13 @@ def test_a_gunicorn_log_gets_no_class_d_and_says_why(tmp_path):
     out = subprocess.run([sys.executable, "-m", "dllogscan", str(log), "--format", "json"],
                          capture_output=True, text=True, check=False)
     doc = json.loads(out.stdout)
-    assert doc["diagnoses"] == [] and "gunicorn (line 1)" in doc["notes"][0]
+    [h] = doc["diagnoses"]
+    assert (h["class"], h["subclass"], out.returncode) == ("H", "cuda-fork", 1)
+    assert [e["line"] for e in h["evidence"]] == [1, 3] and "gunicorn (line 1)" in h["notes"][0]
+    assert h["fixes"] and all(f["title"] for f in h["fixes"]) and "notes" not in doc
     md = subprocess.run([sys.executable, "-m", "dllogscan", str(log), "--format", "md"],
                         capture_output=True, text=True, check=False).stdout
-    assert "**Note:** CUDA was touched before a fork made by gunicorn" in md
+    assert "class H / cuda-fork" in md and "CUDA was touched before a fork made by gunicorn" in md
 
 
 def test_notes_are_escaped_like_every_other_text_from_the_input():
@@ -94,3 +117,47 @@ def test_the_terminal_shows_the_note_beside_a_diagnosis_that_stayed():
     kept = Diagnosis(cls="B", subclass="oom", title="A worker ran out of host memory", confidence=0.9, evidence=())
     text = to_text([ScanResult(source="x.log", diagnoses=(kept,), notes=("made by gunicorn (line 1)",))])
     assert "Class B" in text and "note" in text and "made by gunicorn (line 1)" in text
+
+
+def _scan_text(tmp_path, text: str):
+    import dllogscan
+
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    return dllogscan.scan(path).diagnoses
+
+
+ERRNO_24 = "OSError: [Errno 24] Too many open files"
+FAR = "\n".join(f"[INFO] request {i} served in 3 ms" for i in range(30))
+
+
+@pytest.mark.parametrize("text, expected, note", [
+    (ERRNO_24, ("C", "fd-exhausted"), None),  # the guide's own line pasted alone keeps its class
+    (f"```\nTraceback (most recent call last):\n{ERRNO_24}\n```", ("C", "fd-exhausted"), None),
+    (f"  File \"/srv/app.py\", line 3, in <module>\n{ERRNO_24}", ("H", "fd-limit"), "Nothing around line 2"),
+    (f"with multiprocessing.Pool(8) as pool:\n{FAR}\n{ERRNO_24}", ("H", "fd-limit"), "multiprocessing.Pool (line 1)"),
+])
+def test_a_canonical_text_its_own_conditions_dropped_is_never_nothing_found(tmp_path, text, expected, note):
+    """[Errno 24] needs a line about PyTorch training within 20 lines to count as class C; without
+    one it is still a diagnosis: C where it is all the text says or the text names the DataLoader
+    elsewhere, else H with the reason."""
+    top = _scan_text(tmp_path, text)[0]
+    assert (top.cls, top.subclass) == expected and top.evidence[-1].text == ERRNO_24
+    assert (note is None and not top.notes) or (note and note in top.notes[0])
+    assert top.fixes, "every verdict comes with its fixes"
+
+
+def test_no_canonical_text_no_fallback(tmp_path):
+    assert _scan_text(tmp_path, f"{FAR}\naccept4() failed (24: Too many open files)") == ()
+
+
+def test_a_dropped_canonical_text_in_a_text_that_names_the_dataloader_keeps_its_class():
+    from dllogscan.core.models import Hit
+    from dllogscan.pipeline.runner import get_scanner
+
+    db = get_scanner().db
+    lines = lines_of(f"loader = DataLoader(ds, num_workers=16)\n{FAR}\n{ERRNO_24}")
+    hit = Hit("C.fd-exhausted.errno-24", len(lines), ERRNO_24)
+    [found] = scope.unexplained([hit], db, lines)
+    assert (found.cls, found.subclass, found.canonical, found.confidence) == ("C", "fd-exhausted", True, 0.55)
+    assert scope.unexplained([Hit("C.fd-exhausted.dup-fd", 1, "x")], db, lines) == [], "canonical texts only"

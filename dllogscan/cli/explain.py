@@ -9,6 +9,7 @@ from .. import api
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..correlate.candidates import RELEVANT, filter_hits
+from ..correlate.scope import ELSEWHERE
 from ..core.errors import SourceError
 
 
@@ -83,5 +84,7 @@ def explain(path: str, signatures: list[str]) -> str:
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:
         lines.append(f"  {d.cls}/{d.subclass}  {d.confidence:.2f}  via {d.method}: {', '.join(d.signatures)}")
+        if d.cls == ELSEWHERE:
+            lines += [f"    moved out of A-E (data/scope.toml): {note}" for note in d.notes]
     lines += [f"  set aside (data/scope.toml): {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

@@ -32,7 +32,7 @@ def all_classes() -> tuple[FailureClass, ...]:
 
 
 def letters() -> tuple[str, ...]:
-    """``("A", ..., "G")``."""
+    """``("A", ..., "H")``."""
     return tuple(c.letter for c in all_classes())
 
 
@@ -42,7 +42,7 @@ def field_guide_letters() -> tuple[str, ...]:
 
 
 def letter_range() -> str:
-    """``A-G``: for help texts."""
+    """``A-H``: for help texts."""
     found = letters()
     return f"{found[0]}-{found[-1]}"
 

@@ -5,28 +5,46 @@ Data: ``dllogscan/data/scope.toml``. A rule names the classes it may set aside, 
 framework's data pipeline or a web app running out of descriptors, for C) and an ``unless``
 pattern (a word of the DataLoader). A diagnosis of such a class is set aside when some line of
 the text matches ``host`` and no line matches ``unless``; the result then carries the rule's note,
-with the host text and its line, instead of a verdict for the wrong program. A word of the
+with the host text and its line, instead of a verdict for the wrong program. A diagnosis set
+aside that rests on a canonical failure text becomes class H (the same failure in another
+program's processes), its evidence the failure line and the host's line: a canonical text is never
+"nothing found". A word of the
 DataLoader that the text denies ("no DataLoader is involved", "without a DataLoader": ``denied``,
 a top-level pattern of the data file, matched against what stands just before it on its line)
 does not count as one.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import regex
 
 from ..core.errors import SignatureError
-from ..core.models import Diagnosis
+from ..core.models import Diagnosis, Evidence, Hit
+from ..signatures.database import Database
 from ..core.paths import DATA_DIR, data_document, data_pattern
 
 DATA = DATA_DIR / "scope.toml"
-FIELDS = {"id", "classes", "host", "unless", "note", "examples", "counter_examples"}
+FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", "title", "examples",
+          "counter_examples"}
+#: lines that say nothing of which program printed a failure text pasted alone
+BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
+#: the class of a canonical failure text that another program printed (``data/classes.toml``)
+ELSEWHERE = "H"
 #: how far before a word of the DataLoader a denial of it is looked for (characters)
 DENIAL_REACH = 60
+
+
+class HostLine(NamedTuple):
+    """The first line that shows another program: its number, what ``host`` matched, the line."""
+
+    number: int
+    host: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -36,20 +54,25 @@ class OutsideRule:
     host: "regex.Pattern[str]"
     unless: "regex.Pattern[str]"
     note: str
+    #: the note of a canonical text its own signature's conditions dropped (nothing of PyTorch
+    #: around it), with nothing else in view either; ``{line}``: its line
+    unseen_note: str
+    subclass: str
+    title: str
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     #: what, just before a word of ``unless``, denies it (None: nothing does)
     denied: "regex.Pattern[str] | None" = None
 
-    def host_line(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
-        """(line number, host text) of the first line showing another forking host, unless some
-        line shows the DataLoader; else None."""
+    def host_line(self, lines: Sequence[tuple[int, str]]) -> HostLine | None:
+        """The first line showing another forking host, unless some line shows the DataLoader;
+        else None."""
         found = None
         for number, text in lines:
             if self.shows_loader(text):
                 return None
             if found is None and (m := self.host.search(text)):
-                found = (number, m.group(0))
+                found = HostLine(number, m.group(0), text)
         return found
 
     def shows_loader(self, text: str) -> bool:
@@ -68,8 +91,9 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
         if set(raw) != FIELDS:
             raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))}")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
-        out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"],
-                               tuple(raw["examples"]), tuple(raw["counter_examples"]), denied))
+        out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
+                               raw["subclass"], raw["title"], tuple(raw["examples"]),
+                               tuple(raw["counter_examples"]), denied))
     return tuple(out)
 
 
@@ -82,7 +106,8 @@ def outside_classes(lines: Sequence[tuple[int, str]], rules: Sequence[OutsideRul
 
 def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
               rules: Sequence[OutsideRule] | None = None) -> tuple[list[Diagnosis], tuple[str, ...]]:
-    """The diagnoses that stay, and the notes of the rules that set others aside."""
+    """The diagnoses that stay (a canonical one set aside comes back as class H, in its place, with
+    the rule's note), and the notes of the rules that set only others aside."""
     rules = load_rules() if rules is None else rules
     kept, notes = list(diagnoses), []
     for rule in rules:
@@ -91,6 +116,64 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
         where = rule.host_line(lines)
         if where is None:
             continue
-        kept = [d for d in kept if d.cls not in rule.classes]
-        notes.append(rule.note.format(host=where[1], line=where[0]))
-    return kept, tuple(notes)
+        note = rule.note.format(host=where.host, line=where.number)
+        if not any(d.cls in rule.classes and d.canonical for d in kept):
+            notes.append(note)  # nothing left to say it: the result carries it
+        kept = [elsewhere(d, rule, where, note) if d.cls in rule.classes and d.canonical else d
+                for d in kept if d.cls not in rule.classes or d.canonical]
+    return _first_per_subclass(kept), tuple(notes)
+
+
+def elsewhere(diagnosis: Diagnosis, rule: OutsideRule, where: HostLine, note: str) -> Diagnosis:
+    """The class-H diagnosis for a canonical failure text that ``where`` shows another program
+    printed: the failure's evidence and the host's line, the failure's confidence (the text is
+    certain; the rule's host line is what moves it out of A-E), the rule's note."""
+    cited = {e.line for e in diagnosis.evidence}
+    host = () if where.number in cited else (Evidence(where.number, where.text),)
+    evidence = tuple(sorted((*diagnosis.evidence, *host), key=lambda e: e.line))
+    return dataclasses.replace(diagnosis, cls=ELSEWHERE, subclass=rule.subclass, title=rule.title,
+                               evidence=evidence, notes=(note,), fixes=(), canonical=False)
+
+
+def _first_per_subclass(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """One class-H diagnosis per subclass (two D diagnoses set aside by one rule make one)."""
+    seen: set[str | None] = set()
+    out = []
+    for d in diagnoses:
+        if d.cls == ELSEWHERE:
+            if d.subclass in seen:
+                continue
+            seen.add(d.subclass)
+        out.append(d)
+    return out
+
+
+def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int, str]],
+                rules: Sequence[OutsideRule] | None = None) -> list[Diagnosis]:
+    """For a text left with no diagnosis: the first canonical failure text among ``dropped`` (hits
+    their own signature's conditions dropped: no line about PyTorch training near them), so that a
+    canonical text is never "nothing found". Its signature's class where the text pastes it alone
+    or names the DataLoader elsewhere; class H with the rule's note where a line shows another
+    program; else class H with the rule's ``unseen_note``."""
+    rules = load_rules() if rules is None else rules
+    for hit in dropped:
+        sig = db.by_id.get(hit.signature)
+        if sig is None or not sig.canonical:
+            continue
+        found = Diagnosis(cls=sig.cls, subclass=sig.subclass, title=sig.title, confidence=sig.weight,
+                          evidence=(Evidence(hit.line, hit.text, sig.id),), signatures=(sig.id,),
+                          facts=dict(hit.facts), canonical=True)
+        rule = next((r for r in rules if sig.cls in r.classes), None)
+        if rule is None or _alone(hit, lines) or any(rule.shows_loader(text) for _, text in lines):
+            return [found]
+        where = rule.host_line(lines)
+        if where is not None:
+            return [elsewhere(found, rule, where, rule.note.format(host=where.host, line=where.number))]
+        return [dataclasses.replace(found, cls=ELSEWHERE, subclass=rule.subclass, title=rule.title,
+                                    notes=(rule.unseen_note.format(line=hit.line),), canonical=False)]
+    return []
+
+
+def _alone(hit: Hit, lines: Sequence[tuple[int, str]]) -> bool:
+    """Whether ``hit``'s line is all the text says (beside fences and a traceback header)."""
+    return all(number == hit.line or BARE_LINE.fullmatch(text.strip()) for number, text in lines)

@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise
-from ..correlate.candidates import correlate, with_silence
+from ..correlate.candidates import correlate, filter_hits, with_silence
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
 from ..scan.scanner import Scanner
@@ -95,6 +95,8 @@ def run(source: Source, scanner: Scanner | None = None,
         return ScanResult(source=source.name, error=error)
     weak, facts = assess(out, scanner)
     diagnoses, notes = decide(weak, out, min_confidence, classifier, model)
+    if not diagnoses:
+        diagnoses = _canonical_left(out, scanner)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
@@ -134,6 +136,20 @@ def _in_scope(diagnoses, out: ScanOutput):
     from ..correlate import scope  # noqa: PLC0415
 
     return scope.set_aside(diagnoses, digest_lines(out))
+
+
+def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
+    """A canonical failure text that its own signature's conditions dropped, in a text with no
+    verdict: its class or class H (``correlate/scope.py``), never "nothing found"."""
+    canonical = [h for h in out.hits if scanner.db.by_id[h.signature].canonical]
+    if not canonical:
+        return []
+    from ..classify.digest import digest_lines  # noqa: PLC0415 - only where such a text was dropped
+    from ..correlate import scope  # noqa: PLC0415
+
+    kept = {id(h) for h in filter_hits(list(out.hits), scanner.db)}
+    dropped = [h for h in canonical if id(h) not in kept]
+    return scope.unexplained(dropped, scanner.db, digest_lines(out)) if dropped else []
 
 
 def _with_config(diagnosis, facts: dict[str, str]):
