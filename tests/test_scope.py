@@ -43,8 +43,7 @@ def test_other_classes_stay_and_the_note_names_the_host_and_its_line():
 def test_a_canonical_text_set_aside_becomes_class_h_citing_the_failure_and_the_host():
     text = "gunicorn app:app --preload\nRuntimeError: Cannot re-initialize CUDA in forked subprocess."
     other = Diagnosis(cls="B", subclass="oom", title="t", confidence=0.9, evidence=())
-    kept, notes = scope.set_aside([d_diagnosis(canonical=True, line=2), other, d_diagnosis(canonical=True, line=2)],
-                                  lines_of(text))
+    kept, notes = scope.set_aside([d_diagnosis(canonical=True, line=2), other], lines_of(text))
     h, b = kept
     assert b == other and notes == (), "the note travels with the class-H diagnosis, not beside it"
     assert (h.cls, h.subclass, h.confidence, h.canonical) == ("H", "cuda-fork", 0.97, False)

@@ -119,33 +119,21 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
         note = rule.note.format(host=where.host, line=where.number)
         if not any(d.cls in rule.classes and d.canonical for d in kept):
             notes.append(note)  # nothing left to say it: the result carries it
-        kept = [elsewhere(d, rule, where, note) if d.cls in rule.classes and d.canonical else d
+        kept = [elsewhere(d, rule, note, where) if d.cls in rule.classes and d.canonical else d
                 for d in kept if d.cls not in rule.classes or d.canonical]
-    return _first_per_subclass(kept), tuple(notes)
+    return kept, tuple(notes)
 
 
-def elsewhere(diagnosis: Diagnosis, rule: OutsideRule, where: HostLine, note: str) -> Diagnosis:
-    """The class-H diagnosis for a canonical failure text that ``where`` shows another program
-    printed: the failure's evidence and the host's line, the failure's confidence (the text is
-    certain; the rule's host line is what moves it out of A-E), the rule's note."""
+def elsewhere(diagnosis: Diagnosis, rule: OutsideRule, note: str, where: HostLine | None = None) -> Diagnosis:
+    """The class-H diagnosis for a canonical failure text that is not shown to be a DataLoader's:
+    the failure's evidence (and the host's line, where ``where`` shows another program), the
+    failure's confidence (the text is certain; what moves it out of A-E is the rest of the text),
+    the rule's subclass, title and ``note``."""
     cited = {e.line for e in diagnosis.evidence}
-    host = () if where.number in cited else (Evidence(where.number, where.text),)
+    host = () if where is None or where.number in cited else (Evidence(where.number, where.text),)
     evidence = tuple(sorted((*diagnosis.evidence, *host), key=lambda e: e.line))
     return dataclasses.replace(diagnosis, cls=ELSEWHERE, subclass=rule.subclass, title=rule.title,
                                evidence=evidence, notes=(note,), fixes=(), canonical=False)
-
-
-def _first_per_subclass(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
-    """One class-H diagnosis per subclass (two D diagnoses set aside by one rule make one)."""
-    seen: set[str | None] = set()
-    out = []
-    for d in diagnoses:
-        if d.cls == ELSEWHERE:
-            if d.subclass in seen:
-                continue
-            seen.add(d.subclass)
-        out.append(d)
-    return out
 
 
 def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int, str]],
@@ -168,9 +156,8 @@ def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int,
             return [found]
         where = rule.host_line(lines)
         if where is not None:
-            return [elsewhere(found, rule, where, rule.note.format(host=where.host, line=where.number))]
-        return [dataclasses.replace(found, cls=ELSEWHERE, subclass=rule.subclass, title=rule.title,
-                                    notes=(rule.unseen_note.format(line=hit.line),), canonical=False)]
+            return [elsewhere(found, rule, rule.note.format(host=where.host, line=where.number), where)]
+        return [elsewhere(found, rule, rule.unseen_note.format(line=hit.line))]
     return []
 
 
