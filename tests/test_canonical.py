@@ -83,3 +83,45 @@ def test_a_batch_of_healthy_and_failing_100_kb_logs_gives_every_failure_a_class(
     failed = df[df["source"].str.contains("fail-")]
     assert failed["class"].notna().all(), failed[failed["class"].isna()]["source"].tolist()
     assert df[df["source"].str.contains("ok-")]["class"].isna().all()
+
+
+SUSPECTED = [s for s in DB.signatures if (s.subclass or "").endswith("-suspected")]
+
+
+def test_a_text_that_shows_no_cause_teaches_class_b_but_no_subclass():
+    from dllogscan.classify.labels import label_shares
+
+    shares = dict(label_shares("B", "oom-suspected"))
+    assert shares == pytest.approx({"B.oom": 1 / 3, "B.getitem": 1 / 3, "B.crash": 1 / 3})
+    assert label_shares("B", "oom") == (("B.oom", 1.0),)
+    assert label_shares("B", "getitem-collate") == (("B.getitem", 1.0),)
+    assert label_shares("E", "hang") == (("E", 1.0),)
+
+
+@pytest.mark.parametrize("text", [
+    EXITED,
+    "Traceback (most recent call last):\n  File \"train.py\", line 42, in <module>\n"
+    "    for batch in loader:\n" + EXITED,
+    "> " + EXITED,
+], ids=["alone", "under-a-traceback", "quoted"])
+def test_the_bare_exited_line_pasted_stays_cause_unknown_with_the_guides_check_order(text):
+    """The classifier is consulted on a short paste; the line says a worker died, not why, so the
+    shipped model must not turn it into an OOM (it did, at 98 %, while the signature's examples
+    taught B.oom)."""
+    result = dllogscan.scan(text, name="paste.txt")
+    d = result.diagnoses[0]
+    assert (d.cls, d.subclass) == ("B", "oom-suspected"), (d.subclass, d.notes)
+    assert "cause not in this text" in d.title
+    assert "dmesg" in d.fixes[0].commands[0] and "num_workers=0" in (d.fixes[1].code or "")
+
+
+@pytest.mark.parametrize("sig", SUSPECTED, ids=[s.id for s in SUSPECTED])
+def test_no_suspected_signatures_example_is_refined_to_a_subclass_by_the_shipped_model(sig):
+    from dllogscan.classify.combine import REFINE_SUBCLASS
+    from dllogscan.classify.model import load
+
+    model = load()
+    for example in sig.examples:
+        pred = model.predict([example])[0]
+        b = {label: p for label, p in pred.items() if label.startswith("B.")}
+        assert max(b.values()) < REFINE_SUBCLASS, (example, b)

@@ -33,5 +33,21 @@ def label_of(cls: str, subclass: str | None) -> str:
     return cls
 
 
+#: a subclass that names no cause: the text shows that a worker died, not why
+#: (``B.oom-suspected.*``: "exited unexpectedly" and its kin, the OOM killer only the first check)
+CAUSE_NOT_SHOWN = "-suspected"
+
+
+def label_shares(cls: str, subclass: str | None) -> tuple[tuple[str, float], ...]:
+    """What an example of (cls, subclass) teaches the classifier: its label with the whole weight,
+    or, for a B whose subclass says the cause is not in the text, each B label a third. Taught as
+    B.oom (``label_of``'s family), the bare "exited unexpectedly" line had become a 98 % OOM to the
+    classifier, which then "refined" every such diagnosis to OOM on the line alone."""
+    if cls == "B" and (subclass or "").endswith(CAUSE_NOT_SHOWN):
+        family = [label for label in LABELS if label.startswith("B.")]
+        return tuple((label, 1.0 / len(family)) for label in family)
+    return ((label_of(cls, subclass), 1.0),)
+
+
 def split_label(label: str) -> tuple[str, str | None]:
     return label.split(".", 1)[0], SUBCLASS[label]

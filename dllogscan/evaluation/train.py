@@ -28,7 +28,7 @@ from ..core.classes import field_guide_letters
 from ..pipeline import runner as pipeline
 from .corpus import Item, corpus_hash, folds_of, load_items
 from ..classify.digest import digest_text
-from ..classify.labels import label_of
+from ..classify.labels import label_of, label_shares
 from ..classify.model import SHIPPED, TextModel, export, fit, fit_linear
 
 SYMPTOMS = SHIPPED.parent / "symptoms.toml"
@@ -94,15 +94,23 @@ def prose_class(pred: dict[str, float], lines: list[tuple[int, str]]) -> str:
     return max(told, key=lambda d: d.confidence).cls if told else "none"
 
 
-def signature_examples() -> tuple[list[str], list[str]]:
-    """The database's own example lines, labelled by their entry's class: real error texts of
-    every PyTorch version, which the corpus alone would not cover."""
-    texts, labels = [], []
+def signature_examples() -> list[tuple[str, str, float]]:
+    """The database's own example lines as (text, label, share) rows, labelled by their entry's
+    class (``label_shares``): real error texts of every PyTorch version, which the corpus alone
+    would not cover."""
+    rows = []
     for sig in pipeline.get_scanner().db.signatures:
         if sig.role in ("failure", "cause") and sig.cls in field_guide_letters():
-            texts += list(sig.examples)
-            labels += [label_of(sig.cls, sig.subclass)] * len(sig.examples)
-    return texts, labels
+            shares = label_shares(sig.cls, sig.subclass)
+            rows += [(text, label, share) for text in sig.examples for label, share in shares]
+    return rows
+
+
+def lexicon_rows() -> list[tuple[str, str, float]]:
+    """(text, label, weight) rows trained on beside the corpus: the signatures' examples and the
+    team's symptom sentences (at ``SYMPTOM_WEIGHT``)."""
+    texts, labels = symptom_texts()
+    return signature_examples() + [(t, label, SYMPTOM_WEIGHT) for t, label in zip(texts, labels)]
 
 
 def symptom_texts() -> tuple[list[str], list[str]]:
@@ -144,19 +152,21 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     items = trainable(items)
     texts = [item_text(i) for i in items]
     labels = [label_of(i.label, i.subclass) for i in items]
-    extra_texts: list[str] = []
-    extra_labels: list[str] = []
-    extra_weights: list[float] = []
-    if with_lexicon:
-        for (t, lab), w in ((signature_examples(), 1.0), (symptom_texts(), SYMPTOM_WEIGHT)):
-            extra_texts += t
-            extra_labels += lab
-            extra_weights += [w] * len(t)
-    weights = [1.0] * len(texts) + extra_weights
-    model = fit(texts + extra_texts, labels + extra_labels, weights=weights)
+    # the training rows: each item's labels with their shares (``label_shares``), then the lexicon;
+    # owner: the item a row comes from, -1 for the lexicon (always trained on)
+    rows = [(j, label, share) for j, i in enumerate(items) for label, share in label_shares(i.label, i.subclass)]
+    lexicon = lexicon_rows() if with_lexicon else []
+    row_texts = [texts[j] for j, _, _ in rows] + [text for text, _, _ in lexicon]
+    row_labels = [label for _, label, _ in rows] + [label for _, label, _ in lexicon]
+    weights = [share for _, _, share in rows] + [weight for _, _, weight in lexicon]
+    owner = [j for j, _, _ in rows] + [-1] * len(lexicon)
+    model = fit(row_texts, row_labels, weights=weights)
     if not calibrate:
         return model
-    features = model.features(texts + extra_texts)
+    features = model.features(row_texts)
+    first_row = {}
+    for r, j in enumerate(owner):
+        first_row.setdefault(j, r)
     n = len(items)
     folds = calibration_folds(items, inner_folds)
     names = model.labels
@@ -165,11 +175,10 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
         test = [j for j in range(n) if folds[j] == f]
         if not test:
             continue
-        train = [j for j in range(n) if folds[j] != f] + list(range(n, n + len(extra_texts)))
-        linear = fit_linear(features[train], [(labels + extra_labels)[j] for j in train],
-                            weights=[weights[j] for j in train])
+        train = [r for r, j in enumerate(owner) if j < 0 or folds[j] != f]
+        linear = fit_linear(features[train], [row_labels[r] for r in train], weights=[weights[r] for r in train])
         cols = [list(linear.classes_).index(lab) if lab in linear.classes_ else None for lab in names]
-        logits = linear.decision_function(features[test])
+        logits = linear.decision_function(features[[first_row[j] for j in test]])
         low = logits.min() - 10.0  # a label absent from this fold's training gets no mass
         oof[test] = np.stack([logits[:, c] if c is not None else np.full(len(test), low) for c in cols], axis=1)
     scored = [j for j in range(n) if folds[j] >= 0]
