@@ -4,6 +4,8 @@ from __future__ import annotations
 from ..core.classes import field_guide_letters
 
 LABELS = ("A", "B.oom", "B.getitem", "B.crash", "C", "D", "E", "none")
+#: the causes of class B the classifier tells apart (a B subclass names one, or a variant of one)
+B_CAUSES = ("oom", "getitem", "crash")
 #: the subclass a classifier-only diagnosis reports for each label
 SUBCLASS = {"A": "shm", "B.oom": "oom", "B.getitem": "getitem", "B.crash": "crash",
             "C": "fd-exhaustion", "D": "cuda-in-forked-worker", "E": "hang", "none": None}
@@ -26,7 +28,7 @@ def label_of(cls: str, subclass: str | None) -> str:
         return "none"
     if cls == "B":
         sub = subclass or ""
-        for family in ("getitem", "crash", "oom"):
+        for family in B_CAUSES:
             if sub.startswith(family):
                 return f"B.{family}"
         return "B.oom"

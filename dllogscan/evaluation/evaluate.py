@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import api
+from ..classify.labels import B_CAUSES, CAUSE_NOT_SHOWN, split_label
 from ..core.classes import field_guide_letters
 from ..pipeline import runner as pipeline
 from .corpus import Item, folds_of, load_items
@@ -57,10 +58,15 @@ class Scores:
 
     pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (truth, predicted, path)
     confidences: list[float | None] = field(default_factory=list)  # of the top diagnosis, per pair
+    #: (true cause, named cause) of each class-B item called B (``cause_of``)
+    causes: list[tuple[str, str]] = field(default_factory=list)
 
-    def add(self, truth: str, predicted: str, path: str, confidence: float | None) -> None:
+    def add(self, truth: str, predicted: str, path: str, confidence: float | None,
+            causes: tuple[str, str] | None = None) -> None:
         self.pairs.append((truth, predicted, path))
         self.confidences.append(confidence)
+        if causes is not None and truth == predicted == "B":
+            self.causes.append(causes)
 
     def confusion(self) -> Counter:
         return Counter((t, p) for t, p, _ in self.pairs)
@@ -104,8 +110,22 @@ class Scores:
         return sum(p != "none" for p in negatives) / len(negatives) if negatives else 0.0
 
 
+def cause_of(subclass: str | None) -> str:
+    """A B subclass as the cause it names: oom, getitem or crash (their variants: oom-fork,
+    getitem-collate), ``unknown`` where it says the text does not show one (``*-suspected``)."""
+    sub = subclass or ""
+    if sub.endswith(CAUSE_NOT_SHOWN) or not sub:
+        return "unknown"
+    return next((family for family in B_CAUSES if sub.startswith(family)), sub)
+
+
 def predict(item: Item, system: str, model) -> tuple[str, float | None]:
     """The class one system gives an item (``none`` when it finds nothing), and its confidence."""
+    return predict_with_subclass(item, system, model)[:2]
+
+
+def predict_with_subclass(item: Item, system: str, model) -> tuple[str, float | None, str | None]:
+    """``predict`` and the top diagnosis's subclass (None when it finds nothing)."""
     source = api.as_source(item.path, None, None)
     scanner = pipeline.get_scanner()
     if system == "classifier":
@@ -114,18 +134,19 @@ def predict(item: Item, system: str, model) -> tuple[str, float | None]:
         out, _ = pipeline.scan_source(source, scanner)
         lines = digest_lines(out) if out is not None else []
         if not lines:
-            return "none", None
+            return "none", None, None
         pred = model.predict(["\n".join(t for _, t in lines)])[0]
         label = own_verdict(pred, lines, pipeline.DEFAULT_MIN_CONFIDENCE, model.thresholds)
         if not label:
-            return "none", None
-        cls = label.split(".", 1)[0]
-        return cls, class_probability(pred, cls)
+            return "none", None, None
+        cls, sub = split_label(label)
+        return cls, class_probability(pred, cls), sub
     mode = "off" if system == "signatures" else "auto"
     result = pipeline.run(source, scanner, classifier=mode, model=model)
     if not result.diagnoses or result.diagnoses[0].cls not in CLASSES:
-        return "none", None  # a kind beyond the five (F: workers could not start) is "not one of A-E"
-    return result.diagnoses[0].cls, result.diagnoses[0].confidence
+        return "none", None, None  # a kind beyond the five (F: workers could not start) is "not one of A-E"
+    top = result.diagnoses[0]
+    return top.cls, top.confidence, top.subclass
 
 
 def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS, k: int = FOLDS,
@@ -149,8 +170,9 @@ def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS, k: int 
         for item in test:
             truth = item.label if item.label in CLASSES else "none"
             for system in systems:
-                got, conf = predict(item, system, model)
-                results[system].setdefault(KINDS[item.kind], Scores()).add(truth, got, str(item.path), conf)
+                got, conf, sub = predict_with_subclass(item, system, model)
+                results[system].setdefault(KINDS[item.kind], Scores()).add(
+                    truth, got, str(item.path), conf, (cause_of(item.subclass), cause_of(sub)))
     return results
 
 
@@ -176,6 +198,7 @@ def format_tables(results: dict[str, dict[str, Scores]]) -> str:
             lines.append(f"| **macro A-E** | | | **{scores.macro_f1():.3f}** | |")
             lines.append("")
             conf = scores.confusion()
+            lines += cause_table(scores)
             lines.append("| truth \\ predicted | " + " | ".join(ROWS) + " |")
             lines.append("|---" * (len(ROWS) + 1) + "|")
             for t in ROWS:
@@ -183,6 +206,23 @@ def format_tables(results: dict[str, dict[str, Scores]]) -> str:
                     lines.append(f"| {t} | " + " | ".join(str(conf[(t, p)]) for p in ROWS) + " |")
             lines.append("")
     return "\n".join(lines)
+
+
+def cause_table(scores: Scores) -> list[str]:
+    """Of the class-B items called B: the cause each named (its subclass) against the true one.
+    "unknown" is no error: the text showed no cause and the diagnosis said so."""
+    if not scores.causes:
+        return []
+    counts = Counter(scores.causes)
+    named = sorted({n for _, n in scores.causes}, key=lambda c: (c not in B_CAUSES, c == "unknown", c))
+    right = sum(n for (t, p), n in counts.items() if t == p)
+    unknown = sum(n for (t, p), n in counts.items() if p == "unknown" and t != "unknown")
+    lines = [f"Class B's cause (the subclass), on the {len(scores.causes)} items of class B called B: "
+             f"{right} right, {unknown} said unknown, {len(scores.causes) - right - unknown} wrong", "",
+             "| true cause \\ named | " + " | ".join(named) + " |", "|---" * (len(named) + 1) + "|"]
+    for t in sorted({t for t, _ in scores.causes}, key=lambda c: (c not in B_CAUSES, c)):
+        lines.append(f"| {t} | " + " | ".join(str(counts[(t, n)]) for n in named) + " |")
+    return lines + [""]
 
 
 def format_reliability(results: dict[str, dict[str, Scores]], system: str = "combined") -> str:
