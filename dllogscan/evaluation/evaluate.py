@@ -17,10 +17,16 @@ from typing import Callable, Sequence
 from .. import api
 from ..classify.labels import B_CAUSES, CAUSE_NOT_SHOWN, split_label
 from ..core.classes import field_guide_letters
+from ..correlate.hang_causes import LIKELY
 from ..pipeline import runner as pipeline
 from .corpus import Item, folds_of, load_items
 
 CLASSES = field_guide_letters()
+#: the classes whose cause (the subclass) is scored apart from the class
+CAUSES_SCORED = ("B", "E")
+#: E's subclasses as the sub-causes the corpus records (``e_cause`` in corpus/threads/README.md)
+E_CAUSES = {"fork-lock": "lock-fork", "fork-threads": "cv-threads", "fork-handle": "hdf5-lmdb",
+            "tokenizers-fork": "tokenizers", "slow-start": "slow-start", "timeout": "timeout"}
 ROWS = CLASSES + ("none",)
 SYSTEMS = ("signatures", "classifier", "combined")
 FOLDS = 5
@@ -58,15 +64,16 @@ class Scores:
 
     pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (truth, predicted, path)
     confidences: list[float | None] = field(default_factory=list)  # of the top diagnosis, per pair
-    #: (true cause, named cause) of each class-B item called B (``cause_of``)
-    causes: list[tuple[str, str]] = field(default_factory=list)
+    #: (class, true cause, named cause) of each item of class B or E called by its class whose
+    #: cause is known to the corpus (``cause_of``, ``true_cause``)
+    causes: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(self, truth: str, predicted: str, path: str, confidence: float | None,
             causes: tuple[str, str] | None = None) -> None:
         self.pairs.append((truth, predicted, path))
         self.confidences.append(confidence)
-        if causes is not None and truth == predicted == "B":
-            self.causes.append(causes)
+        if causes is not None and truth == predicted and truth in CAUSES_SCORED:
+            self.causes.append((truth, *causes))
 
     def confusion(self) -> Counter:
         return Counter((t, p) for t, p, _ in self.pairs)
@@ -110,13 +117,25 @@ class Scores:
         return sum(p != "none" for p in negatives) / len(negatives) if negatives else 0.0
 
 
-def cause_of(subclass: str | None) -> str:
-    """A B subclass as the cause it names: oom, getitem or crash (their variants: oom-fork,
-    getitem-collate), ``unknown`` where it says the text does not show one (``*-suspected``)."""
+def cause_of(cls: str, subclass: str | None) -> str:
+    """A diagnosis's subclass as the cause it names, in the corpus's words: B's oom, getitem or
+    crash (their variants: oom-fork, getitem-collate), E's sub-causes (``E_CAUSES``, also when
+    only ``-likely``); ``unknown`` where it names none (``*-suspected``, a plain ``hang``)."""
     sub = subclass or ""
+    if cls == "E":
+        return E_CAUSES.get(sub.removesuffix(LIKELY), "unknown")  # a likely sub-cause is one named
     if sub.endswith(CAUSE_NOT_SHOWN) or not sub:
         return "unknown"
     return next((family for family in B_CAUSES if sub.startswith(family)), sub)
+
+
+def true_cause(item: Item) -> str | None:
+    """The cause the corpus records for an item: B's from its subclass ("unknown" where the text
+    shows none: a cause named there is wrong), E's ``e_cause`` (threads only; None where the thread
+    never found it, for a cause named there cannot be judged)."""
+    if item.label == "B":
+        return cause_of("B", item.subclass)
+    return item.e_cause if item.label == "E" and item.e_cause != "unknown" else None
 
 
 def predict(item: Item, system: str, model) -> tuple[str, float | None]:
@@ -171,8 +190,9 @@ def evaluate(root: Path | None = None, systems: Sequence[str] = SYSTEMS, k: int 
             truth = item.label if item.label in CLASSES else "none"
             for system in systems:
                 got, conf, sub = predict_with_subclass(item, system, model)
+                cause = true_cause(item)
                 results[system].setdefault(KINDS[item.kind], Scores()).add(
-                    truth, got, str(item.path), conf, (cause_of(item.subclass), cause_of(sub)))
+                    truth, got, str(item.path), conf, None if cause is None else (cause, cause_of(got, sub)))
     return results
 
 
@@ -209,20 +229,27 @@ def format_tables(results: dict[str, dict[str, Scores]]) -> str:
 
 
 def cause_table(scores: Scores) -> list[str]:
-    """Of the class-B items called B: the cause each named (its subclass) against the true one.
-    "unknown" is no error: the text showed no cause and the diagnosis said so."""
-    if not scores.causes:
-        return []
-    counts = Counter(scores.causes)
-    named = sorted({n for _, n in scores.causes}, key=lambda c: (c not in B_CAUSES, c == "unknown", c))
-    right = sum(n for (t, p), n in counts.items() if t == p)
-    unknown = sum(n for (t, p), n in counts.items() if p == "unknown" and t != "unknown")
-    lines = [f"Class B's cause (the subclass), on the {len(scores.causes)} items of class B called B: "
-             f"{right} right, {unknown} said unknown, {len(scores.causes) - right - unknown} wrong", "",
-             "| true cause \\ named | " + " | ".join(named) + " |", "|---" * (len(named) + 1) + "|"]
-    for t in sorted({t for t, _ in scores.causes}, key=lambda c: (c not in B_CAUSES, c)):
-        lines.append(f"| {t} | " + " | ".join(str(counts[(t, n)]) for n in named) + " |")
-    return lines + [""]
+    """Per class scored for it (B, E): of its items called by their class, the cause each named (its
+    subclass) against the one the corpus records. "unknown" is no error: the diagnosis said the
+    text shows no cause."""
+    lines = []
+    for cls in CAUSES_SCORED:
+        pairs = [(t, n) for c, t, n in scores.causes if c == cls]
+        if not pairs:
+            continue
+        counts = Counter(pairs)
+        order = lambda c: (c == "unknown", c)  # noqa: E731
+        named = sorted({n for _, n in pairs}, key=order)
+        right = sum(n for (t, p), n in counts.items() if t == p)
+        unknown = sum(n for (t, p), n in counts.items() if p == "unknown" and t != "unknown")
+        lines += [f"Class {cls}'s cause (the subclass), on the {len(pairs)} items of class {cls} called {cls}"
+                  f"{' whose cause the corpus records' if cls == 'E' else ''}: {right} right, {unknown} said "
+                  f"unknown, {len(pairs) - right - unknown} wrong", "",
+                  "| true cause \\ named | " + " | ".join(named) + " |", "|---" * (len(named) + 1) + "|"]
+        for t in sorted({t for t, _ in pairs}, key=order):
+            lines.append(f"| {t} | " + " | ".join(str(counts[(t, n)]) for n in named) + " |")
+        lines.append("")
+    return lines
 
 
 def format_reliability(results: dict[str, dict[str, Scores]], system: str = "combined") -> str:

@@ -7,6 +7,7 @@ from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise
 from ..correlate.candidates import correlate, filter_hits, with_silence
+from ..correlate.hang_causes import needs_naming
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
 from ..scan.scanner import Scanner
@@ -97,6 +98,8 @@ def run(source: Source, scanner: Scanner | None = None,
     diagnoses, notes = decide(weak, out, min_confidence, classifier, model)
     if not diagnoses:
         diagnoses = _canonical_left(out, scanner)
+    if needs_naming(diagnoses):
+        diagnoses = _hang_causes_named(diagnoses, out)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
@@ -150,6 +153,15 @@ def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
     kept = {id(h) for h in filter_hits(list(out.hits), scanner.db)}
     dropped = [h for h in canonical if id(h) not in kept]
     return scope.unexplained(dropped, scanner.db, digest_lines(out)) if dropped else []
+
+
+def _hang_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:
+    """Plain hangs with the likely sub-cause their text names (``correlate/hang_causes.py``)."""
+    from ..classify.digest import digest_lines
+    from ..correlate.hang_causes import name_cause
+
+    lines = digest_lines(out)
+    return [name_cause(d, lines) for d in diagnoses]
 
 
 def _with_config(diagnosis, facts: dict[str, str]):

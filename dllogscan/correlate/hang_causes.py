@@ -1,0 +1,73 @@
+"""Name a hang's likely sub-cause from the library its text names, where no frame shows one.
+
+Data: ``dllogscan/data/hang_causes.toml`` (why, and what it measured). A class-E diagnosis with
+the plain ``hang`` subclass takes the sub-cause of the first entry whose ``pattern`` matches a
+line of the text, as ``<subclass>-likely`` (its fixes are the sub-cause's: ``Database.fixes_for``
+falls back from ``E.fork-threads-likely`` to ``E.fork-threads``); the line is cited and a note says
+it is the library named, not a stack, that points there. Other diagnoses pass unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..core.errors import SignatureError
+from ..core.models import Diagnosis, Evidence
+from ..core.paths import DATA_DIR, data_entries, data_pattern
+
+DATA = DATA_DIR / "hang_causes.toml"
+FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
+#: the subclass of a hang that names no sub-cause, the only one this step renames
+PLAIN = "hang"
+#: the suffix of a sub-cause named from the library a text names, not from a stack frame
+LIKELY = "-likely"
+#: how much of the naming line is cited
+CITED_CHARS = 600
+
+
+@dataclass(frozen=True)
+class HangCause:
+    subclass: str
+    pattern: Any  # a compiled ``regex`` pattern
+    names: str
+    title: str
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+
+
+@lru_cache(maxsize=2)
+def load_causes(path: Path = DATA) -> tuple[HangCause, ...]:
+    """Read and validate the entries, in the file's order (the first that matches wins)."""
+    out = []
+    for i, raw in enumerate(data_entries(path, "cause"), start=1):
+        if set(raw) != FIELDS:
+            raise SignatureError(f"{path}: cause #{i} needs exactly {', '.join(sorted(FIELDS))}")
+        out.append(HangCause(raw["subclass"], data_pattern(path, raw["subclass"], raw["pattern"]), raw["names"],
+                             raw["title"], tuple(raw["examples"]), tuple(raw["counter_examples"])))
+    return tuple(out)
+
+
+def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
+    return any(d.cls == "E" and d.subclass == PLAIN for d in diagnoses)
+
+
+def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
+               causes: Sequence[HangCause] | None = None) -> Diagnosis:
+    """``diagnosis`` with the likely sub-cause its text names, if it is a plain hang and a line
+    names one; else unchanged."""
+    if diagnosis.cls != "E" or diagnosis.subclass != PLAIN:
+        return diagnosis
+    for cause in load_causes() if causes is None else causes:
+        for number, text in lines:
+            if cause.pattern.search(text):
+                cited = diagnosis.evidence
+                if all(e.line != number for e in cited):
+                    cited += (Evidence(number, text[:CITED_CHARS], "hang-cause"),)
+                note = (f"sub-cause {cause.subclass} likely: line {number} names {cause.names}; "
+                        f"no stack of a stuck worker shows it (a py-spy or faulthandler dump would)")
+                return dataclasses.replace(diagnosis, subclass=cause.subclass + LIKELY, title=cause.title,
+                                           evidence=cited, notes=diagnosis.notes + (note,))
+    return diagnosis
