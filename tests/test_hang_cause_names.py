@@ -12,7 +12,8 @@ from dllogscan.correlate import hang_causes
 from dllogscan.correlate.hang_causes import LIKELY, load_causes, name_cause
 from dllogscan.signatures.loader import load_database
 
-CAUSES = load_causes()
+DATA = load_causes()
+CAUSES = DATA.causes
 E_SUBCLASSES = {s.subclass for s in load_database().signatures if s.cls == "E"}
 SITE = "/opt/conda/lib/python3.10/site-packages"
 PROGRESS = "".join(f"epoch 1 step {i}/500 loss=0.{i:03d}\n" for i in range(40))
@@ -42,11 +43,11 @@ def test_each_entry_matches_its_examples_and_not_its_counter_examples(cause):
 
 
 def test_a_plain_hang_whose_text_names_a_library_gets_its_likely_sub_cause_and_fixes():
-    env = "opencv-python          4.8.0.76\n"
-    result = dllogscan.scan(env + PROGRESS + INTERRUPTED, name="job.log", classifier="off")
+    mention = "import cv2  # the dataset decodes with OpenCV\n"
+    result = dllogscan.scan(mention + PROGRESS + INTERRUPTED, name="job.log", classifier="off")
     d = result.diagnoses[0]
     assert (d.cls, d.subclass) == ("E", "fork-threads" + LIKELY)
-    assert d.evidence[-1].line == 1 and "opencv" in d.evidence[-1].text  # the naming line is cited
+    assert d.evidence[-1].line == 1 and "cv2" in d.evidence[-1].text  # the naming line is cited
     assert d.evidence[0].line > 1  # after the hang's own evidence
     assert any("line 1 names OpenCV" in n for n in d.notes)
     assert "cv2.setNumThreads(0)" in " ".join((f.code or "") + " ".join(f.commands) for f in d.fixes)
@@ -56,6 +57,16 @@ def test_a_plain_hang_whose_text_names_a_library_gets_its_likely_sub_cause_and_f
 def test_a_plain_hang_whose_text_names_nothing_stays_a_plain_hang():
     d = dllogscan.scan(PROGRESS + INTERRUPTED, name="job.log", classifier="off").diagnoses[0]
     assert (d.cls, d.subclass) == ("E", "hang") and not any("likely" in n for n in d.notes)
+
+
+def test_a_package_listing_names_no_cause():
+    for text in DATA.listing_examples:
+        assert DATA.listing.search(text), text
+    for text in DATA.listing_counter_examples:
+        assert not DATA.listing.search(text), text
+    env = "Versions:\ntokenizers 0.13.3\nopencv-python          4.8.0.76\n[pip3] h5py==3.9.0\n"
+    d = dllogscan.scan(env + PROGRESS + INTERRUPTED, name="job.log", classifier="off").diagnoses[0]
+    assert (d.cls, d.subclass) == ("E", "hang")
 
 
 def test_a_sub_cause_a_frame_shows_is_kept():
@@ -79,10 +90,13 @@ def test_the_first_entry_that_matches_wins_and_only_plain_hangs_are_renamed():
 
 def test_a_malformed_entry_names_the_file(tmp_path):
     bad = tmp_path / "hang_causes.toml"
-    bad.write_text('[[cause]]\nsubclass = "fork-threads"\npattern = "cv2"\n', encoding="utf-8")
+    bad.write_text('listing = "^x$"\n[[cause]]\nsubclass = "fork-threads"\npattern = "cv2"\n', encoding="utf-8")
     with pytest.raises(SignatureError, match="hang_causes.toml: cause #1 needs exactly"):
         hang_causes.load_causes(bad)
-    bad.write_text('[[cause]]\nsubclass = "x"\npattern = "(("\nnames = ""\ntitle = ""\nexamples = []\n'
+    bad.write_text('listing = "^x$"\n[[cause]]\nsubclass = "x"\npattern = "(("\nnames = ""\ntitle = ""\nexamples = []\n'
                    'counter_examples = []\n', encoding="utf-8")
     with pytest.raises(SignatureError, match="bad pattern"):
+        hang_causes.load_causes(bad)
+    bad.write_text('[[cause]]\n', encoding="utf-8")
+    with pytest.raises(SignatureError, match="needs a listing pattern"):
         hang_causes.load_causes(bad)

@@ -2,7 +2,7 @@
 
 Data: ``dllogscan/data/hang_causes.toml`` (why, and what it measured). A class-E diagnosis with
 the plain ``hang`` subclass takes the sub-cause of the first entry whose ``pattern`` matches a
-line of the text, as ``<subclass>-likely`` (its fixes are the sub-cause's: ``Database.fixes_for``
+line of the text (not a package listing's: ``listing``), as ``<subclass>-likely`` (its fixes are the sub-cause's: ``Database.fixes_for``
 falls back from ``E.fork-threads-likely`` to ``E.fork-threads``); the line is cited and a note says
 it is the library named, not a stack, that points there. Other diagnoses pass unchanged.
 """
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..core.errors import SignatureError
 from ..core.models import Diagnosis, Evidence
-from ..core.paths import DATA_DIR, data_entries, data_pattern
+from ..core.paths import DATA_DIR, data_document, data_pattern
 
 DATA = DATA_DIR / "hang_causes.toml"
 FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
@@ -38,16 +38,28 @@ class HangCause:
     counter_examples: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class HangCauses:
+    causes: tuple[HangCause, ...]
+    listing: Any  # a line that lists an installed package with its version names nothing
+    listing_examples: tuple[str, ...]
+    listing_counter_examples: tuple[str, ...]
+
+
 @lru_cache(maxsize=2)
-def load_causes(path: Path = DATA) -> tuple[HangCause, ...]:
+def load_causes(path: Path = DATA) -> HangCauses:
     """Read and validate the entries, in the file's order (the first that matches wins)."""
+    doc = data_document(path)
+    if not isinstance(doc.get("listing"), str):
+        raise SignatureError(f"{path}: needs a listing pattern")
     out = []
-    for i, raw in enumerate(data_entries(path, "cause"), start=1):
+    for i, raw in enumerate(doc.get("cause", []), start=1):
         if set(raw) != FIELDS:
             raise SignatureError(f"{path}: cause #{i} needs exactly {', '.join(sorted(FIELDS))}")
         out.append(HangCause(raw["subclass"], data_pattern(path, raw["subclass"], raw["pattern"]), raw["names"],
                              raw["title"], tuple(raw["examples"]), tuple(raw["counter_examples"])))
-    return tuple(out)
+    return HangCauses(tuple(out), data_pattern(path, "listing", doc["listing"]),
+                      tuple(doc.get("listing_examples", ())), tuple(doc.get("listing_counter_examples", ())))
 
 
 def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
@@ -55,12 +67,14 @@ def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
 
 
 def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
-               causes: Sequence[HangCause] | None = None) -> Diagnosis:
+               data: HangCauses | None = None) -> Diagnosis:
     """``diagnosis`` with the likely sub-cause its text names, if it is a plain hang and a line
     names one; else unchanged."""
     if diagnosis.cls != "E" or diagnosis.subclass != PLAIN:
         return diagnosis
-    for cause in load_causes() if causes is None else causes:
+    data = load_causes() if data is None else data
+    lines = [(number, text) for number, text in lines if not data.listing.search(text)]
+    for cause in data.causes:
         for number, text in lines:
             if cause.pattern.search(text):
                 cited = diagnosis.evidence
