@@ -100,3 +100,16 @@ def test_a_malformed_entry_names_the_file(tmp_path):
     bad.write_text('[[cause]]\n', encoding="utf-8")
     with pytest.raises(SignatureError, match="needs a listing pattern"):
         hang_causes.load_causes(bad)
+
+
+def test_a_hostile_line_is_read_in_bounded_time():
+    """A 100 KB line of version-like dots took 17 s with the first listing pattern (nested open
+    repeats); the bounded one, and the length cap, keep it at milliseconds."""
+    import time
+
+    line = "a 1" + ".1" * 50_000 + " x y z w v cv2"
+    hang = Diagnosis(cls="E", subclass="hang", title="t", confidence=0.9, evidence=())
+    start = time.perf_counter()
+    named = name_cause(hang, [(1, line), (2, line[:299])])
+    assert time.perf_counter() - start < 1.0
+    assert named.subclass == "fork-threads" + LIKELY and len(named.evidence[-1].text) <= 600

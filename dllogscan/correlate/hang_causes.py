@@ -26,6 +26,9 @@ PLAIN = "hang"
 LIKELY = "-likely"
 #: how much of the naming line is cited
 CITED_CHARS = 600
+#: a package listing's line is short; a longer line is never taken for one (and the pattern never
+#: runs over a hostile 1 MB line)
+LISTING_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,8 @@ def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
     if diagnosis.cls != "E" or diagnosis.subclass != PLAIN:
         return diagnosis
     data = load_causes() if data is None else data
-    lines = [(number, text) for number, text in lines if not data.listing.search(text)]
+    lines = [(number, text) for number, text in lines
+             if len(text) > LISTING_CHARS or not data.listing.search(text)]
     for cause in data.causes:
         for number, text in lines:
             if cause.pattern.search(text):
