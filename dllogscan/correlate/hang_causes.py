@@ -2,9 +2,10 @@
 
 Data: ``dllogscan/data/hang_causes.toml`` (why, and what it measured). A class-E diagnosis with
 the plain ``hang`` subclass takes the sub-cause of the first entry whose ``pattern`` matches a
-line of the text (not a package listing's: ``listing``), as ``<subclass>-likely`` (its fixes are the sub-cause's: ``Database.fixes_for``
-falls back from ``E.fork-threads-likely`` to ``E.fork-threads``); the line is cited and a note says
-it is the library named, not a stack, that points there. Other diagnoses pass unchanged.
+line of the text (not a package listing's line: ``listing``), as ``<subclass>-likely``: its fixes
+are the sub-cause's (``Database.fixes_for`` falls back from ``E.fork-threads-likely`` to
+``E.fork-threads``), the line is cited, and a note says it is the library named, not a stack, that
+points there. Other diagnoses pass unchanged.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise
 from ..correlate.candidates import correlate, filter_hits, with_silence
-from ..correlate.hang_causes import needs_naming
+from ..correlate.hang_causes import name_cause, needs_naming
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
 from ..scan.scanner import Scanner
@@ -158,7 +158,6 @@ def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
 def _hang_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:
     """Plain hangs with the likely sub-cause their text names (``correlate/hang_causes.py``)."""
     from ..classify.digest import digest_lines
-    from ..correlate.hang_causes import name_cause
 
     lines = digest_lines(out)
     return [name_cause(d, lines) for d in diagnoses]
