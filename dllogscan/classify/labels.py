@@ -27,12 +27,14 @@ def label_of(cls: str, subclass: str | None) -> str:
     if cls not in field_guide_letters():
         return "none"
     if cls == "B":
-        sub = subclass or ""
-        for family in B_CAUSES:
-            if sub.startswith(family):
-                return f"B.{family}"
-        return "B.oom"
+        return f"B.{b_cause(subclass) or 'oom'}"
     return cls
+
+
+def b_cause(subclass: str | None) -> str | None:
+    """The cause of ``B_CAUSES`` a B subclass names or is a variant of (``oom-fork``: oom), else None."""
+    sub = subclass or ""
+    return next((cause for cause in B_CAUSES if sub.startswith(cause)), None)
 
 
 #: a subclass that names no cause: the text shows that a worker died, not why
@@ -46,8 +48,7 @@ def label_shares(cls: str, subclass: str | None) -> tuple[tuple[str, float], ...
     B.oom (``label_of``'s family), the bare "exited unexpectedly" line had become a 98 % OOM to the
     classifier, which then "refined" every such diagnosis to OOM on the line alone."""
     if cls == "B" and (subclass or "").endswith(CAUSE_NOT_SHOWN):
-        family = [label for label in LABELS if label.startswith("B.")]
-        return tuple((label, 1.0 / len(family)) for label in family)
+        return tuple((f"B.{cause}", 1.0 / len(B_CAUSES)) for cause in B_CAUSES)
     return ((label_of(cls, subclass), 1.0),)
 
 

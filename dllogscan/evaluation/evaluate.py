@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import api
-from ..classify.labels import B_CAUSES, CAUSE_NOT_SHOWN, split_label
+from ..classify.labels import CAUSE_NOT_SHOWN, b_cause, split_label
 from ..core.classes import field_guide_letters
 from ..correlate.hang_causes import LIKELY
 from ..pipeline import runner as pipeline
@@ -126,7 +126,7 @@ def cause_of(cls: str, subclass: str | None) -> str:
         return E_CAUSES.get(sub.removesuffix(LIKELY), "unknown")  # a likely sub-cause is one named
     if sub.endswith(CAUSE_NOT_SHOWN) or not sub:
         return "unknown"
-    return next((family for family in B_CAUSES if sub.startswith(family)), sub)
+    return b_cause(sub) or sub
 
 
 def true_cause(item: Item) -> str | None:
