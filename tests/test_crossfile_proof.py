@@ -45,3 +45,15 @@ def test_a_subclass_the_log_itself_proves_stays():
     proven = _b("getitem", ("B.getitem.caught", "B.oom-suspected.exited-unexpectedly"))
     assert not pending(_record("job.log", proven))
     assert _resolved(proven) is proven
+
+
+def test_a_cause_the_text_only_named_gives_way_to_the_kernels_proof():
+    from dllogscan.correlate.likely_causes import name_cause
+
+    told = (1, "The worker segfaults now and then.")
+    named = name_cause(_b("oom-suspected", ("B.oom-suspected.exited-unexpectedly",)), [told, (9, BARE)])
+    assert named.subclass == "crash-likely" and named.evidence[-1].line == 1
+    got = _resolved(named)
+    assert (got.subclass, got.method) == ("oom", "cross-file")
+    assert [e.line for e in got.evidence] == [9, 3]  # the failure line and the proof, not the guess's line
+    assert not any("likely" in n for n in got.notes)

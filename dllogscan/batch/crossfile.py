@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from ..advise.fixes import advise
 from ..classify.combine import guessed_subclass
+from ..correlate.likely_causes import without_guess
 from ..core.models import Diagnosis, Evidence
 from ..signatures.database import Database
 from .worker import Event, Record
@@ -29,8 +30,9 @@ MAX_EVENTS = 200_000
 
 def unproven(diag: Diagnosis) -> bool:
     """A B verdict whose subclass nothing in its own source proves: the bare ``exited
-    unexpectedly`` entry alone, its subclass ``oom-suspected`` or the text classifier's guess
-    (``refine_subclass``). Proof from another source outranks the guess."""
+    unexpectedly`` entry alone, its subclass ``oom-suspected``, the text classifier's guess
+    (``refine_subclass``) or the cause its text names (``correlate/likely_causes.py``). Proof from
+    another source outranks the guess."""
     return diag.cls == "B" and all(s.startswith(SUSPECTED_ID) or not s.startswith("B.")
                                    for s in diag.signatures)
 
@@ -115,11 +117,12 @@ class CrossFile:
             facts = {**diag.facts, "kernel_source": label}
             if ev.pid:
                 facts["pid"] = ev.pid
+            evidence, notes = without_guess(diag)  # the proof replaces a cause the text only named
             upgraded = dataclasses.replace(
-                diag, subclass="oom", confidence=max(conf, diag.confidence), evidence=diag.evidence + (cited,),
+                diag, subclass="oom", confidence=max(conf, diag.confidence), evidence=evidence + (cited,),
                 title="Worker killed by the out-of-memory killer (cross-file evidence)",
                 signatures=diag.signatures + (ev.signature,), facts=facts, method="cross-file",
-                notes=tuple(n for n in diag.notes if not guessed_subclass(n))
+                notes=tuple(n for n in notes if not guessed_subclass(n))
                 + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
             diags[i] = advise(upgraded, self.db)
         diags.sort(key=lambda d: -d.confidence)

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from .. import api
 from ..classify.labels import CAUSE_NOT_SHOWN, b_cause, split_label
 from ..core.classes import field_guide_letters
-from ..correlate.hang_causes import LIKELY
+from ..correlate.likely_causes import LIKELY
 from ..pipeline import runner as pipeline
 from .corpus import Item, folds_of, load_items
 

@@ -7,7 +7,7 @@ from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise
 from ..correlate.candidates import correlate, filter_hits, with_silence
-from ..correlate.hang_causes import name_cause, needs_naming
+from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
 from ..scan.scanner import Scanner
@@ -99,7 +99,7 @@ def run(source: Source, scanner: Scanner | None = None,
     if not diagnoses:
         diagnoses = _canonical_left(out, scanner)
     if needs_naming(diagnoses):
-        diagnoses = _hang_causes_named(diagnoses, out)
+        diagnoses = _likely_causes_named(diagnoses, out)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
@@ -155,8 +155,9 @@ def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
     return scope.unexplained(dropped, scanner.db, digest_lines(out)) if dropped else []
 
 
-def _hang_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:
-    """Plain hangs with the likely sub-cause their text names (``correlate/hang_causes.py``)."""
+def _likely_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:
+    """Plain hangs and unexplained worker deaths with the likely cause their text names
+    (``correlate/likely_causes.py``)."""
     from ..classify.digest import digest_lines
 
     lines = digest_lines(out)

@@ -53,7 +53,7 @@ PATTERNS = [(where, text) for where, text in data_patterns() if any(c in text fo
 
 def test_the_data_files_hold_patterns():
     names = {where.split(".toml", 1)[0] + ".toml" for where, _ in PATTERNS}
-    assert {"scope.toml", "prose.toml", "concepts.toml", "hang_causes.toml"} <= names
+    assert {"scope.toml", "prose.toml", "concepts.toml", "hang_causes.toml", "exit_causes.toml"} <= names
 
 
 @pytest.mark.timeout(120)

@@ -1,0 +1,143 @@
+"""Name a diagnosis's likely cause from what its text names, where its failure text names none.
+
+Data: one file per class in ``dllogscan/data/`` (``CUE_FILES``; why, and what each measured, in
+the files). A file names the class and the ``plain`` subclass it renames: a hang that names no
+sub-cause (E ``hang``), a worker death whose failure line names no cause (B ``oom-suspected``, a
+bare "exited unexpectedly"). Such a diagnosis takes the cause of the file's first entry whose
+``pattern`` matches a line of the text (not a package listing's line: ``listing``, where the file
+has one; not one that asks or advises: ``hedged``, where it has one; not a line the entry's
+``unless`` matches), as ``<subclass>-likely``: its fixes are the cause's
+(``Database.fixes_for`` falls back from ``E.fork-threads-likely`` to ``E.fork-threads``), the line
+is cited, and a note says it is what the text names, not the failure itself, that points there.
+Other diagnoses pass unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..core.errors import SignatureError
+from ..core.models import Diagnosis, Evidence
+from ..core.paths import DATA_DIR, data_document, data_pattern
+
+#: the cue files, one per class
+CUE_FILES = ("hang_causes.toml", "exit_causes.toml")
+FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
+OPTIONAL = {"unless"}
+TOP_FIELDS = {"class", "plain", "unconfirmed"}
+#: the suffix of a cause named from what a text names, not from its failure text or a stack frame
+LIKELY = "-likely"
+#: how much of the naming line is cited, and what its evidence's signature field says
+CITED_CHARS = 600
+CITED_AS = "likely-cause"
+NOTE_MARK = " likely: line "
+#: a package listing's line is short; a longer line is never taken for one (and the pattern never
+#: runs over a hostile 1 MB line)
+LISTING_CHARS = 300
+
+
+@dataclass(frozen=True)
+class LikelyCause:
+    subclass: str
+    pattern: Any  # a compiled ``regex`` pattern
+    names: str
+    title: str
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+    unless: Any = None  # a line this matches names nothing here (GPU memory for host memory)
+
+    def named_by(self, text: str) -> bool:
+        return bool(self.pattern.search(text)) and not (self.unless is not None and self.unless.search(text))
+
+
+@dataclass(frozen=True)
+class CauseCues:
+    """One class's cues: the subclass they rename, the entries in order, the note's tail."""
+
+    cls: str
+    plain: str
+    #: what the note adds: why the cause is only likely, and what would confirm it
+    unconfirmed: str
+    causes: tuple[LikelyCause, ...]
+    listing: Any = None  # a line that lists an installed package with its version names nothing
+    listing_examples: tuple[str, ...] = ()
+    listing_counter_examples: tuple[str, ...] = ()
+    hedged: Any = None  # a line that asks or advises ("check dmesg for the OOM killer") names nothing
+    hedged_examples: tuple[str, ...] = ()
+    hedged_counter_examples: tuple[str, ...] = ()
+
+    def renames(self, diagnosis: Diagnosis) -> bool:
+        return diagnosis.cls == self.cls and diagnosis.subclass == self.plain
+
+    def is_listing(self, text: str) -> bool:
+        return self.listing is not None and len(text) <= LISTING_CHARS and bool(self.listing.search(text))
+
+    def names_nothing(self, text: str) -> bool:
+        """A package listing's line, or one that asks or advises."""
+        return self.is_listing(text) or (self.hedged is not None and bool(self.hedged.search(text)))
+
+
+@lru_cache(maxsize=4)
+def load_cues(path: Path) -> CauseCues:
+    """Read and validate one cue file, its entries in the file's order (the first that matches wins)."""
+    doc = data_document(path)
+    if any(not isinstance(doc.get(key), str) for key in TOP_FIELDS):
+        raise SignatureError(f"{path}: needs {', '.join(sorted(TOP_FIELDS))} (strings)")
+    out = []
+    for i, raw in enumerate(doc.get("cause", []), start=1):
+        if not FIELDS <= set(raw) <= FIELDS | OPTIONAL:
+            raise SignatureError(f"{path}: cause #{i} needs {', '.join(sorted(FIELDS))} (and may have "
+                                 f"{', '.join(sorted(OPTIONAL))})")
+        unless = data_pattern(path, raw["subclass"] + " unless", raw["unless"]) if "unless" in raw else None
+        out.append(LikelyCause(raw["subclass"], data_pattern(path, raw["subclass"], raw["pattern"]), raw["names"],
+                               raw["title"], tuple(raw["examples"]), tuple(raw["counter_examples"]), unless))
+    optional = {name: data_pattern(path, name, doc[name]) if isinstance(doc.get(name), str) else None
+                for name in ("listing", "hedged")}
+    return CauseCues(doc["class"], doc["plain"], doc["unconfirmed"], tuple(out), optional["listing"],
+                     tuple(doc.get("listing_examples", ())), tuple(doc.get("listing_counter_examples", ())),
+                     optional["hedged"], tuple(doc.get("hedged_examples", ())),
+                     tuple(doc.get("hedged_counter_examples", ())))
+
+
+def all_cues() -> tuple[CauseCues, ...]:
+    return tuple(load_cues(DATA_DIR / name) for name in CUE_FILES)
+
+
+def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
+    """Whether some diagnosis has a subclass that a cue file renames."""
+    cues = all_cues()
+    return any(c.renames(d) for d in diagnoses for c in cues)
+
+
+def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
+               cues: Sequence[CauseCues] | None = None) -> Diagnosis:
+    """``diagnosis`` with the likely cause its text names, if its subclass is one a cue file
+    renames and a line names one; else unchanged."""
+    for data in all_cues() if cues is None else cues:
+        if data.renames(diagnosis):
+            return _named(diagnosis, lines, data)
+    return diagnosis
+
+
+def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues) -> Diagnosis:
+    lines = [(number, text) for number, text in lines if not data.names_nothing(text)]
+    for cause in data.causes:
+        for number, text in lines:
+            if cause.named_by(text):
+                cited = diagnosis.evidence
+                if all(e.line != number for e in cited):
+                    cited += (Evidence(number, text[:CITED_CHARS], CITED_AS),)
+                note = f"cause {cause.subclass}{NOTE_MARK}{number} names {cause.names}; {data.unconfirmed}"
+                return dataclasses.replace(diagnosis, subclass=cause.subclass + LIKELY, title=cause.title,
+                                           evidence=cited, notes=diagnosis.notes + (note,))
+    return diagnosis
+
+
+def without_guess(diagnosis: Diagnosis) -> tuple[tuple[Evidence, ...], tuple[str, ...]]:
+    """The diagnosis's evidence and notes less what this step added (for proof from elsewhere
+    that replaces the guess: ``batch/crossfile.py``)."""
+    evidence = tuple(e for e in diagnosis.evidence if e.signature != CITED_AS)
+    return evidence, tuple(n for n in diagnosis.notes if not (n.startswith("cause ") and NOTE_MARK in n))
