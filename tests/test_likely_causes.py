@@ -51,6 +51,16 @@ def test_each_cue_file_renames_a_subclass_that_names_no_cause():
     assert all((c.cls, c.plain) in SUBCLASSES for c in all_cues())
 
 
+def test_a_scan_that_needs_no_naming_reads_no_cue_file():
+    import subprocess
+    import sys
+
+    code = ("import dllogscan; from dllogscan.correlate import likely_causes as m; "
+            "dllogscan.scan('RuntimeError: received 0 items of ancdata\\n', name='x.log', classifier='off'); "
+            "print(m.load_cues.cache_info().currsize)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "0"
+
+
 def test_a_plain_hang_whose_text_names_a_library_gets_its_likely_sub_cause_and_fixes():
     mention = "import cv2  # the dataset decodes with OpenCV\n"
     result = dllogscan.scan(mention + PROGRESS + INTERRUPTED, name="job.log", classifier="off")
@@ -109,6 +119,9 @@ def test_a_malformed_entry_names_the_file(tmp_path):
         load_cues(bad)
     bad.write_text('[[cause]]\n', encoding="utf-8")
     with pytest.raises(SignatureError, match="needs class, plain, unconfirmed"):
+        load_cues(bad)
+    bad.write_text('class = "B"\nplain = "oom-suspected"\nunconfirmed = "u"\n', encoding="utf-8")
+    with pytest.raises(SignatureError, match="CUE_FILES says E / hang"):
         load_cues(bad)
 
 

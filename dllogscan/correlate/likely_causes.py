@@ -23,8 +23,10 @@ from ..core.errors import SignatureError
 from ..core.models import Diagnosis, Evidence
 from ..core.paths import DATA_DIR, data_document, data_pattern
 
-#: the cue files, one per class
-CUE_FILES = ("hang_causes.toml", "exit_causes.toml")
+#: the cue files, one per class, and the (class, subclass) each renames; the files say the same
+#: (checked when read), this copy lets ``needs_naming`` answer without reading them
+CUE_FILES = {"hang_causes.toml": ("E", "hang"), "exit_causes.toml": ("B", "oom-suspected")}
+RENAMED = frozenset(CUE_FILES.values())
 FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
 OPTIONAL = {"unless"}
 TOP_FIELDS = {"class", "plain", "unconfirmed"}
@@ -86,6 +88,9 @@ def load_cues(path: Path) -> CauseCues:
     doc = data_document(path)
     if any(not isinstance(doc.get(key), str) for key in TOP_FIELDS):
         raise SignatureError(f"{path}: needs {', '.join(sorted(TOP_FIELDS))} (strings)")
+    if (declared := CUE_FILES.get(path.name)) and declared != (doc["class"], doc["plain"]):
+        raise SignatureError(f"{path}: renames class {doc['class']} / {doc['plain']}, but "
+                             f"likely_causes.CUE_FILES says {declared[0]} / {declared[1]}")
     out = []
     for i, raw in enumerate(doc.get("cause", []), start=1):
         if not FIELDS <= set(raw) <= FIELDS | OPTIONAL:
@@ -107,9 +112,8 @@ def all_cues() -> tuple[CauseCues, ...]:
 
 
 def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
-    """Whether some diagnosis has a subclass that a cue file renames."""
-    cues = all_cues()
-    return any(c.renames(d) for d in diagnoses for c in cues)
+    """Whether some diagnosis has a subclass that a cue file renames (the files are read only then)."""
+    return any((d.cls, d.subclass) in RENAMED for d in diagnoses)
 
 
 def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
