@@ -1,6 +1,7 @@
 """Diagnoses set aside when the text shows another program forked (dllogscan/data/scope.toml)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -25,12 +26,41 @@ def d_diagnosis(cls: str = "D", canonical: bool = False, line: int = 1) -> Diagn
 
 @pytest.mark.parametrize("rule, text, outside", CASES, ids=[f"{r.id}-{i}" for i, (r, _, _) in enumerate(CASES)])
 def test_examples_are_set_aside_and_counter_examples_kept(rule, text, outside):
+    """By the host line alone (the ``training`` clause is tested below)."""
     [cls] = rule.classes
+    rule = dataclasses.replace(rule, training=None)
     kept, notes = scope.set_aside([d_diagnosis(cls)], lines_of(text), [rule])
     assert (kept == []) is outside and bool(notes) is outside
     assert scope.outside_classes(lines_of(text), [rule]) == (rule.classes if outside else frozenset())
     [canonical] = scope.set_aside([d_diagnosis(cls, canonical=True)], lines_of(text), [rule])[0]
     assert (canonical.cls == "H") is outside, "a canonical text set aside is class H, never nothing found"
+
+
+UNSEEN = [(r, t, True) for r in RULES for t in r.unseen_examples] + \
+    [(r, t, False) for r in RULES for t in r.unseen_counter_examples]
+
+
+@pytest.mark.parametrize("rule, text, outside", UNSEEN, ids=[f"{r.id}-unseen-{i}" for i, (r, _, _) in enumerate(UNSEEN)])
+def test_a_canonical_text_in_a_text_that_shows_neither_loader_nor_training_is_class_h(rule, text, outside):
+    import dllogscan
+
+    [cls] = rule.classes
+    top = dllogscan.scan(text, name="report.md", classifier="off").diagnoses[0]
+    assert (top.cls, top.subclass) == (("H", rule.subclass) if outside else (cls, top.subclass))
+    if outside:
+        assert "Nothing around line" in top.notes[0] and "class D" in top.notes[0]
+
+
+def test_the_training_clause_sets_aside_only_a_canonical_text_and_never_one_pasted_alone():
+    [rule] = [r for r in RULES if r.training is not None]
+    text = "The library initialises CUDA at import.\nRuntimeError: Cannot re-initialize CUDA in forked subprocess."
+    weak = d_diagnosis(canonical=False, line=2)
+    assert scope.set_aside([weak], lines_of(text), [rule]) == ([weak], ())  # only a canonical text moves
+    [h] = scope.set_aside([d_diagnosis(canonical=True, line=2)], lines_of(text), [rule])[0]
+    assert h.cls == "H"
+    alone = "```\nRuntimeError: Cannot re-initialize CUDA in forked subprocess.\n```"
+    [d] = scope.set_aside([d_diagnosis(canonical=True, line=2)], lines_of(alone), [rule])[0]
+    assert d.cls == "D"
 
 
 def test_other_classes_stay_and_the_note_names_the_host_and_its_line():

@@ -31,6 +31,11 @@ from ..core.paths import DATA_DIR, data_document, data_pattern
 DATA = DATA_DIR / "scope.toml"
 FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", "title", "examples",
           "counter_examples"}
+#: fields a rule may have: ``training`` (regex) a line that shows a training run; where a rule has
+#: it, a text that shows no host, no word of the DataLoader and no such line either, and is more
+#: than the failure pasted alone, is not shown to be a DataLoader's (``unseen``); with its
+#: ``unseen_examples`` and ``unseen_counter_examples`` (tests)
+OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples"}
 #: lines that say nothing of which program printed a failure text pasted alone
 BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
 #: the class of a canonical failure text that another program printed (``data/classes.toml``)
@@ -63,6 +68,10 @@ class OutsideRule:
     counter_examples: tuple[str, ...]
     #: what, just before a word of ``unless``, denies it (None: nothing does)
     denied: "regex.Pattern[str] | None" = None
+    #: a line that shows a training run (None: the rule sets aside only beside a host line)
+    training: "regex.Pattern[str] | None" = None
+    unseen_examples: tuple[str, ...] = ()
+    unseen_counter_examples: tuple[str, ...] = ()
 
     def host_line(self, lines: Sequence[tuple[int, str]]) -> HostLine | None:
         """The first line showing another forking host, unless some line shows the DataLoader;
@@ -74,6 +83,15 @@ class OutsideRule:
             if found is None and (m := self.host.search(text)):
                 found = HostLine(number, m.group(0), text)
         return found
+
+    def unseen(self, lines: Sequence[tuple[int, str]], failure_lines: set[int]) -> bool:
+        """Whether the text shows neither the DataLoader nor a training run (``training``), and
+        is more than the failure's own lines pasted alone."""
+        if self.training is None:
+            return False
+        if all(n in failure_lines or BARE_LINE.fullmatch(text.strip()) for n, text in lines):
+            return False
+        return not any(self.shows_loader(text) or self.training.search(text) for _, text in lines)
 
     def shows_loader(self, text: str) -> bool:
         """Whether ``text`` has a word of ``unless`` that it does not deny."""
@@ -88,12 +106,15 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     doc = data_document(path)
     denied = data_pattern(path, "denied", doc["denied"]) if doc.get("denied") else None
     for i, raw in enumerate(doc.get("outside", []), start=1):
-        if set(raw) != FIELDS:
-            raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))}")
+        if not FIELDS <= set(raw) <= FIELDS | OPTIONAL:
+            raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))} "
+                                 f"(and may have {', '.join(sorted(OPTIONAL))})")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
+        training = data_pattern(path, raw["id"] + " training", raw["training"]) if "training" in raw else None
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
                                raw["subclass"], raw["title"], tuple(raw["examples"]),
-                               tuple(raw["counter_examples"]), denied))
+                               tuple(raw["counter_examples"]), denied, training,
+                               tuple(raw.get("unseen_examples", ())), tuple(raw.get("unseen_counter_examples", ()))))
     return tuple(out)
 
 
@@ -115,8 +136,12 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
             continue
         where = rule.host_line(lines)
         if where is None:
-            continue
-        note = rule.note.format(host=where.host, line=where.number)
+            failure = next((d for d in kept if d.cls in rule.classes and d.canonical), None)
+            if failure is None or not rule.unseen(lines, {e.line for e in failure.evidence}):
+                continue
+            note = rule.unseen_note.format(line=failure.evidence[0].line if failure.evidence else "?")
+        else:
+            note = rule.note.format(host=where.host, line=where.number)
         if not any(d.cls in rule.classes and d.canonical for d in kept):
             notes.append(note)  # nothing left to say it: the result carries it
         kept = [elsewhere(d, rule, note, where) if d.cls in rule.classes and d.canonical else d
