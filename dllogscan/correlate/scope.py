@@ -11,7 +11,10 @@ program's processes), its evidence the failure line and the host's line: a canon
 "nothing found". A word of the
 DataLoader that the text denies ("no DataLoader is involved", "without a DataLoader": ``denied``,
 a top-level pattern of the data file, matched against what stands just before it on its line)
-does not count as one.
+does not count as one. A rule with a ``training`` pattern (D's) also sets aside a canonical
+diagnosis in a text with no host line when the text shows neither a word of the DataLoader nor a
+training run (``training``, or a progress line), and is more than the failure pasted alone
+(``OutsideRule.unseen``): class H with the rule's ``unseen_note``.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import regex
 
 from ..core.errors import SignatureError
 from ..core.models import Diagnosis, Evidence, Hit
+from .candidates import PROGRESS_RE
 from ..signatures.database import Database
 from ..core.paths import DATA_DIR, data_document, data_pattern
 
@@ -85,13 +89,15 @@ class OutsideRule:
         return found
 
     def unseen(self, lines: Sequence[tuple[int, str]], failure_lines: set[int]) -> bool:
-        """Whether the text shows neither the DataLoader nor a training run (``training``), and
-        is more than the failure's own lines pasted alone."""
+        """Whether the text shows neither the DataLoader nor a training run (``training``, or a
+        progress line: ``step 120 loss: 0.3``), and is more than the failure's own lines pasted
+        alone."""
         if self.training is None:
             return False
         if all(n in failure_lines or BARE_LINE.fullmatch(text.strip()) for n, text in lines):
             return False
-        return not any(self.shows_loader(text) or self.training.search(text) for _, text in lines)
+        return not any(self.shows_loader(text) or self.training.search(text) or PROGRESS_RE.search(text)
+                       for _, text in lines)
 
     def shows_loader(self, text: str) -> bool:
         """Whether ``text`` has a word of ``unless`` that it does not deny."""
@@ -107,8 +113,8 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     denied = data_pattern(path, "denied", doc["denied"]) if doc.get("denied") else None
     for i, raw in enumerate(doc.get("outside", []), start=1):
         if not FIELDS <= set(raw) <= FIELDS | OPTIONAL:
-            raise SignatureError(f"{path}: outside #{i} needs exactly {', '.join(sorted(FIELDS))} "
-                                 f"(and may have {', '.join(sorted(OPTIONAL))})")
+            raise SignatureError(f"{path}: outside #{i} needs {', '.join(sorted(FIELDS))} "
+                                 f"(and may have {', '.join(sorted(OPTIONAL))}), no other field")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
         training = data_pattern(path, raw["id"] + " training", raw["training"]) if "training" in raw else None
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
