@@ -56,7 +56,7 @@ from typing import Sequence
 from ..core.classes import field_guide_letters
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
 from ..core.models import Diagnosis, Evidence
-from .labels import TITLE, split_label
+from .labels import CAUSE_NOT_SHOWN, TITLE, split_label
 
 STRONG = 0.8
 #: the power of the classifier's class-vs-none ratio over a weak signature hit or a prose sentence.
@@ -181,7 +181,7 @@ def named_by_prose(d: Diagnosis, lines: Sequence[tuple[int, str]]) -> Diagnosis:
 
 def refine_subclass(d: Diagnosis, pred: dict[str, float]) -> Diagnosis:
     """A ``*-suspected`` diagnosis with the subclass the classifier is sure of (see the rules)."""
-    if not (d.subclass or "").endswith("-suspected"):
+    if not (d.subclass or "").endswith(CAUSE_NOT_SHOWN):
         return d
     labels = [label for label in pred if label.startswith(d.cls + ".")]
     if not labels:

@@ -92,9 +92,7 @@ class OutsideRule:
         """Whether the text shows neither the DataLoader nor a training run (``training``, or a
         progress line: ``step 120 loss: 0.3``), and is more than the failure's own lines pasted
         alone."""
-        if self.training is None:
-            return False
-        if all(n in failure_lines or BARE_LINE.fullmatch(text.strip()) for n, text in lines):
+        if self.training is None or _alone(failure_lines, lines):
             return False
         return not any(self.shows_loader(text) or self.training.search(text) or PROGRESS_RE.search(text)
                        for _, text in lines)
@@ -183,7 +181,7 @@ def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int,
                           evidence=(Evidence(hit.line, hit.text, sig.id),), signatures=(sig.id,),
                           facts=dict(hit.facts), canonical=True)
         rule = next((r for r in rules if sig.cls in r.classes), None)
-        if rule is None or _alone(hit, lines) or any(rule.shows_loader(text) for _, text in lines):
+        if rule is None or _alone({hit.line}, lines) or any(rule.shows_loader(text) for _, text in lines):
             return [found]
         where = rule.host_line(lines)
         if where is not None:
@@ -192,6 +190,6 @@ def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int,
     return []
 
 
-def _alone(hit: Hit, lines: Sequence[tuple[int, str]]) -> bool:
-    """Whether ``hit``'s line is all the text says (beside fences and a traceback header)."""
-    return all(number == hit.line or BARE_LINE.fullmatch(text.strip()) for number, text in lines)
+def _alone(failure_lines: set[int], lines: Sequence[tuple[int, str]]) -> bool:
+    """Whether the failure's own lines are all the text says (beside fences and a traceback header)."""
+    return all(number in failure_lines or BARE_LINE.fullmatch(text.strip()) for number, text in lines)
