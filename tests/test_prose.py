@@ -94,3 +94,22 @@ def test_the_classifier_does_not_read_pytorchs_too_many_workers_warning():
                "lower the worker number to avoid potential slowness/freeze if necessary.")
     text = preprocess(warning + "\nepoch 3 loss 0.41")
     assert "freeze" not in text and "suggested" not in text and "epoch 0 loss 0.0" in text
+
+
+def test_descriptor_exhaustion_told_in_prose_needs_a_word_of_the_loader_in_the_text():
+    [fds] = [r for r in RULES if r.label == "C"]
+    told = [(1, "# Too many open files from the workers after a day of analysis")]
+    assert fds.sentence(told) is None  # another program's workers: nothing names PyTorch's loader
+    assert fds.sentence(told + [(3, "loader = DataLoader(ds, num_workers=8)")]) == told[0]
+
+
+def test_descriptor_exhaustion_told_in_a_title_is_evidence_of_class_c():
+    from dllogscan.classify.combine import told_in_prose
+    from dllogscan.evaluation.train import numbered
+
+    lines = numbered("# too many open files from dataloader\n\nAfter switching to split datasets the loader "
+                     "fails after about an hour; raising ulimit helps.")
+    [told] = told_in_prose({"C": 0.3, "none": 0.5, "E": 0.2}, lines, set())
+    assert (told.cls, told.method, told.evidence[0].line) == ("C", "prose+classifier", 1)
+    assert told.confidence > 0.5
+    assert told_in_prose({"C": 0.3, "none": 0.5, "E": 0.2}, lines, {"C"}) == []  # signatures found it
