@@ -1,16 +1,17 @@
 """Does the writer's voice move the verdict? Threads scored as written, and rewritten first-person.
 
-    python bench/style_shift.py            # about 6-10 min: one model per fold, as `dllogscan eval`
+    python bench/style_shift.py            # about 5 min: one model per fold, as `dllogscan eval`
 
 The prose of corpus/threads is our third-person narration ("The reporter runs ..., a commenter
 posts ..."), while what users paste into `dllogscan paste` (and the independent set that judges the
 project) is written by the people who hit the failure, in their own voice. The classifier learns
 from our narration, so its cross-validated figures could flatter it on other writers' text.
 
-`bench/style_shift/` holds 200 threads of the corpus (drawn at random per class: A 15, B 40, C 20,
-D 25, E 50, none 50) rewritten in the first person by helpers who saw only the text (no label, no
-`why`): every code block, traceback and log line kept byte for byte, the prose reworded with no
-fact added or dropped, other people's posts as comments of their own (its README says how).
+`bench/style_shift/` holds 1031 threads of the corpus (A 15, B 40, C 105, D 133, E 388, none 350:
+every scored thread of C, D and E, the rest drawn at random) rewritten in the first person by
+helpers who saw only the text (no label, no `why`): every code block, traceback and log line kept
+byte for byte, the prose reworded with no fact added or dropped, other people's posts as comments
+of their own (its README says how).
 Each thread, as written and as rewritten, is scored by the model of the fold that holds it out
 (the grouped folds of `dllogscan eval`, trained on the whole of the other folds): the tables below
 the two columns, and every verdict that the rewrite changed.
