@@ -13,8 +13,8 @@ helpers who saw only the text (no label, no `why`): every code block, traceback 
 byte for byte, the prose reworded with no fact added or dropped, other people's posts as comments
 of their own (its README says how).
 Each thread, as written and as rewritten, is scored by the model of the fold that holds it out
-(the grouped folds of `dllogscan eval`, trained on the whole of the other folds): the tables below
-the two columns, and every verdict that the rewrite changed.
+(the grouped folds of `dllogscan eval`, trained on the whole of the other folds). It prints one
+table row per system and version, then every verdict that the rewrite changed.
 """
 from __future__ import annotations
 
