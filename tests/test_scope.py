@@ -168,6 +168,8 @@ FAR = "\n".join(f"[INFO] request {i} served in 3 ms" for i in range(30))
     (f"```\nTraceback (most recent call last):\n{ERRNO_24}\n```", ("C", "fd-exhausted"), None),
     (f"  File \"/srv/app.py\", line 3, in <module>\n{ERRNO_24}", ("H", "fd-limit"), "Nothing around line 2"),
     (f"with multiprocessing.Pool(8) as pool:\n{FAR}\n{ERRNO_24}", ("H", "fd-limit"), "multiprocessing.Pool (line 1)"),
+    # "train" as a verb is a training word as "training" is (a first-person report)
+    (f"Whenever I train on multiple GPUs it always ends with:\n\n{ERRNO_24}", ("C", "fd-exhausted"), "classifier gives class C"),
 ])
 def test_a_canonical_text_its_own_conditions_dropped_is_never_nothing_found(tmp_path, text, expected, note):
     """[Errno 24] needs a line about PyTorch training within 20 lines to count as class C; without

@@ -43,10 +43,13 @@ LOADER_FRAME_RE = re.compile(
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
-#: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate)
+#: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate).
+#: "train" as a verb (session 29: "whenever I train on multiple GPUs it ends with [Errno 24]", a
+#: first-person rewrite in bench/style_shift that lost its C; the D scope rule's ``training`` words
+#: had it already): the grouped CV of corpus/threads moved no verdict, the rewrites 1 more C
 RELEVANT = re.compile(
     r"dataloader|data loader|num_workers|__getitem__|dataset|torch|pytorch|worker process|pt_data_worker"
-    r"|\bepochs?\b|training|训练|数据|学習|データ|학습|обучени|entrenamiento|treinamento|trainings?lauf",
+    r"|\bepochs?\b|training|\btrain(?:s|ed)?\b|训练|数据|学習|データ|학습|обучени|entrenamiento|treinamento|trainings?lauf",
     re.IGNORECASE)
 MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
