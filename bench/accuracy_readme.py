@@ -23,8 +23,7 @@ def summary_rows(results) -> list[str]:
         th, logs, reports, near = (kinds.get(k) for k in ("threads", "logs", "reports", "nearmiss"))
 
         def fa(s) -> str:
-            neg = [p for t, p, _ in s.pairs if t == "none"] if s else []
-            return f"{s.false_alarm_rate():.1%} ({sum(p != 'none' for p in neg)}/{len(neg)})" if neg else "-"
+            return s.false_alarm_text() if s and s.false_alarms()[1] else "-"
 
         rows.append(f"| {system} | {th.macro_f1():.3f} | {th.min_recall():.2f} | {fa(th)} | {logs.macro_f1():.3f} "
                     f"| {reports.macro_f1():.3f} | {fa(near)} |")

@@ -79,9 +79,8 @@ def table(results: dict[str, dict[str, Scores]]) -> list[str]:
     for system, versions in results.items():
         for version, sc in versions.items():
             per = sc.per_class()
-            neg = [p for t, p, _ in sc.pairs if t == "none"]
             out.append(f"| {system} | {version} | {len(sc.pairs)} | {sc.macro_f1():.3f} | {sc.min_recall():.2f} | "
-                       f"{sc.false_alarm_rate():.1%} ({sum(p != 'none' for p in neg)}/{len(neg)}) | "
+                       f"{sc.false_alarm_text()} | "
                        + " | ".join(f"{per[c][1]:.2f}" for c in CLASSES) + " |")
     return out
 

@@ -112,9 +112,18 @@ class Scores:
 
         return expected_calibration_error(*self.calibration())
 
-    def false_alarm_rate(self) -> float:
+    def false_alarms(self) -> tuple[int, int]:
+        """(look-alikes given a class, look-alikes scored): items whose truth is ``none``."""
         negatives = [p for t, p, _ in self.pairs if t == "none"]
-        return sum(p != "none" for p in negatives) / len(negatives) if negatives else 0.0
+        return sum(p != "none" for p in negatives), len(negatives)
+
+    def false_alarm_rate(self) -> float:
+        alarms, negatives = self.false_alarms()
+        return alarms / negatives if negatives else 0.0
+
+    def false_alarm_text(self) -> str:
+        """The rate and its counts as the tables show them: ``6.7% (79/1175)``."""
+        return f"{self.false_alarm_rate():.1%} ({'/'.join(map(str, self.false_alarms()))})"
 
 
 def cause_of(cls: str, subclass: str | None) -> str:
@@ -203,10 +212,9 @@ def format_tables(results: dict[str, dict[str, Scores]]) -> str:
         for kind, scores in sorted(kinds.items()):
             lines.append(f"### {system} — {kind} ({len(scores.pairs)} items, each scored out of fold)")
             lines.append("")
-            negatives = [p for t, p, _ in scores.pairs if t == "none"]
+            alarms, negatives = scores.false_alarms()
             if negatives:
-                lines.append(f"False alarms on none: {scores.false_alarm_rate():.1%} "
-                             f"({sum(p != 'none' for p in negatives)} of {len(negatives)})")
+                lines.append(f"False alarms on none: {scores.false_alarm_rate():.1%} ({alarms} of {negatives})")
                 lines.append("")
             if kind == "nearmiss":
                 continue
