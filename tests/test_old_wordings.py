@@ -88,6 +88,36 @@ def test_old_cuda_init_texts_outside_a_dataloader_are_not_d():
         assert scan(text) == ()
 
 
+@pytest.mark.parametrize("loader", [
+    "With num_workers > 0 my multi-GPU run dies; with num_workers=0 it trains.",
+    "python train.py --num-workers 8",
+    "data = dict(samples_per_gpu=2, workers_per_gpu=4)",
+    "The DataLoader worker crashes on the first batch.",
+])
+@pytest.mark.parametrize("error", [
+    "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: initialization error",
+    "RuntimeError: cuda runtime error (3) : initialization error at /pytorch/aten/src/THC/THCGeneral.cpp:50",
+])
+def test_a_cuda_init_error_beside_the_loaders_words_decides_d_alone(loader, error):
+    """Beside the DataLoader's own words the text is strong: the classifier cannot veto it."""
+    for text in (f"{loader}\n\n{error}\n", f"{error}\n\n{loader}\n"):
+        d = dllogscan.scan(text, name="report.md").diagnoses
+        assert [(x.cls, x.subclass, x.method) for x in d] == [("D", "cuda-fork", "signatures")]
+        assert d[0].confidence >= 0.8
+        assert "D.cuda-fork.initialization-error-loader" in d[0].signatures
+
+
+def test_a_cuda_init_error_far_from_or_without_the_loaders_words_stays_weak():
+    error = "RuntimeError: CUDA error: initialization error\n"
+    for text in (error, "It fails as soon as the second process starts.\n" + error,
+                 "num_workers=4\n" + "epoch 1 loss 0.3\n" * 45 + error):
+        d = scan(text)
+        assert [(x.cls, x.signatures) for x in d] == [("D", ("D.cuda-fork.initialization-error",))]
+        assert d[0].confidence < 0.8
+    # a Celery worker is not the loader's: the scope rule sets the weak hit aside
+    assert scan("A Celery worker calls model.cuda() after the fork.\n" + error) == ()
+
+
 @pytest.mark.parametrize("error", [
     "TypeError: default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
     "found <class 'NoneType'>",

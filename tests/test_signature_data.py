@@ -28,7 +28,7 @@ REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
 OPTIONAL = {"subclass", "priority", "kinds", "since", "until", "source", "notes",
             "refines", "link", "linked_weight", "absorbs", "absorb_within",
-            "requires", "excludes", "capture_after", "flags", "alone", "canonical"}
+            "requires", "excludes", "capture_after", "flags", "alone", "canonical", "variant_of"}
 ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
@@ -133,7 +133,7 @@ def test_failure_counter_examples_match_no_failure_of_same_class():
                                 f"is {entry['class']}.{entry.get('subclass')} per {_where(other)}")
 
 
-BUILTIN_CONDITIONS = {"@progress", "@relevant", "@loader-frame"}  # evaluated by dllogscan.correlate, not by another entry
+BUILTIN_CONDITIONS = {"@progress", "@relevant", "@loader", "@loader-frame"}  # evaluated by dllogscan.correlate, not by another entry
 
 
 def _resolve(ids: list[str]) -> list[str]:
@@ -283,3 +283,26 @@ def test_examples_are_not_claimed_by_another_class():
                 if other["class"] != entry["class"] and not apart and pat.search(example) \
                         and any(k in example for k in other["keywords"]):
                     pytest.fail(f"{_where(entry)}: example {example!r} also matches {_where(other)}")
+
+
+VARIANTS = [e for e in ALL if "variant_of" in e]
+
+
+def test_a_variant_only_adds_a_condition_to_its_base():
+    """A ``variant_of`` entry is its base's text under a condition of its own: the base's pattern
+    matches each of its examples, it has a condition the base lacks, and the text classifier
+    learns none of its examples (they are the base's, taught there)."""
+    from dllogscan.evaluation.train import signature_examples
+
+    assert VARIANTS, "no variant entry: drop this test with the field"
+    taught = {text for text, _, _ in signature_examples()}
+    by_id = {e["id"]: e for e in ALL}
+    for entry in VARIANTS:
+        base = by_id[entry["variant_of"]]
+        assert base["class"] == entry["class"] and base.get("subclass") == entry.get("subclass"), _where(entry)
+        assert entry.get("requires") and entry.get("requires") != base.get("requires"), _where(entry)
+        pattern = regex.compile(base["pattern"], regex.I if "i" in base.get("flags", "") else 0)
+        for example in entry["examples"]:
+            assert pattern.search(example), f"{_where(entry)}: {example!r} is not {base['id']}'s text"
+        only_here = set(entry["examples"]) - set(base["examples"])
+        assert not only_here & taught, f"{_where(entry)}: taught to the classifier"

@@ -114,3 +114,23 @@ def test_fixes_for_a_situation_replace_the_usual_ones(tmp_path):
 def test_unknown_situation_refused(tmp_path):
     with pytest.raises(SignatureError, match="when 'sunny' is none of fd-limit-ample, shm-ample"):
         load_database([write(tmp_path, GOOD + FIX.replace('"shm-ample"', '"sunny"'))], include_default=False)
+
+
+VARIANT = GOOD.replace('id = "X.one"', 'id = "X.two"').replace(
+    "counter_examples", 'variant_of = "X.one"\nrequires = [{ ids = ["@loader"], within = 40 }]\ncounter_examples')
+
+
+def test_a_variant_names_its_base(tmp_path):
+    db = load_database([write(tmp_path, GOOD + VARIANT)], include_default=False)
+    assert [(s.id, s.variant_of) for s in db.signatures] == [("X.one", None), ("X.two", "X.one")]
+
+
+@pytest.mark.parametrize("variant", [
+    VARIANT.replace('variant_of = "X.one"', 'variant_of = "X.nowhere"'),
+    VARIANT.replace('class = "A"', 'class = "C"'),
+    VARIANT.replace('variant_of = "X.one"', 'variant_of = "X.two"'),
+    VARIANT.replace('variant_of = "X.one"', 'variant_of = 3'),
+])
+def test_a_variant_of_no_entry_of_its_class_is_refused(tmp_path, variant):
+    with pytest.raises(SignatureError, match="X.two.*variant_of"):
+        load_database([write(tmp_path, GOOD + variant)], include_default=False)

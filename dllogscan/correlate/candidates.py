@@ -56,8 +56,12 @@ DIGITS_RE = re.compile(r"\d+")
 #: the classes a diagnosis can have: every class the signature data may name but "none" (facts)
 FAILURE_CLASSES = tuple(c for c in CLASSES if c != "none")
 
+#: the DataLoader's own words (the ``@loader`` condition): narrower than RELEVANT (no "torch",
+#: "dataset" or "training") and than a prose "worker" (a Celery or Gunicorn worker is none of the loader's)
+LOADER_WORDS = re.compile(r"num_workers|num-workers|workers_per_gpu|data ?loader", re.IGNORECASE)
+
 #: the built-in conditions that read the lines around a hit, both ways (``@progress`` reads before)
-WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader-frame": LOADER_FRAME_RE}
+WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader": LOADER_WORDS, "@loader-frame": LOADER_FRAME_RE}
 
 
 @dataclass
@@ -94,7 +98,8 @@ def _pids(facts: dict[str, str]) -> set[str]:
 
 def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
     """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training;
-    ``@loader-frame``: a traceback frame in the data-loading code (the hit's captured lines count)."""
+    ``@loader``: a line naming the DataLoader or its worker count; ``@loader-frame``: a traceback
+    frame in the data-loading code (the hit's captured lines count)."""
     if name == "@progress":
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)

@@ -97,10 +97,10 @@ def prose_class(pred: dict[str, float], lines: list[tuple[int, str]]) -> str:
 def signature_examples() -> list[tuple[str, str, float]]:
     """The database's own example lines as (text, label, share) rows, labelled by their entry's
     class (``label_shares``): real error texts of every PyTorch version, which the corpus alone
-    would not cover."""
+    would not cover. A ``variant_of`` entry's examples are its base entry's texts, taught there."""
     rows = []
     for sig in pipeline.get_scanner().db.signatures:
-        if sig.role in ("failure", "cause") and sig.cls in field_guide_letters():
+        if sig.role in ("failure", "cause") and sig.cls in field_guide_letters() and sig.variant_of is None:
             shares = label_shares(sig.cls, sig.subclass)
             rows += [(text, label, share) for text in sig.examples for label, share in shares]
     return rows

@@ -20,11 +20,11 @@ KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
     "linked_weight", "absorbs", "absorb_within", "requires", "excludes", "capture_after",
-    "flags", "notes", "alone", "canonical",
+    "flags", "notes", "alone", "canonical", "variant_of",
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
-BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader-frame")
+BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when", "platform"}
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
@@ -80,6 +80,9 @@ class Signature:
     alone: Any = True  # True, False, or {fact: compiled regex} a hit must meet to stand alone
     #: the field guide's own failure text: the classifier may re-rank its diagnosis, never drop it
     canonical: bool = False
+    #: the entry whose text this one is, under a condition and weight of its own (that entry's
+    #: pattern matches each example here: the text classifier learns the text there, not twice)
+    variant_of: str | None = None
     origin: str = ""
     user: bool = False  # from a user's file: its pattern runs with a time budget (sigprobe.py)
 

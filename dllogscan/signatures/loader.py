@@ -92,6 +92,9 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
     canonical = raw.get("canonical", False)
     if not isinstance(canonical, bool) or (canonical and (role != "failure" or weight < 0.5)):
         raise _fail(origin, sig_id, "canonical must be true or false, and true only for a failure of weight >= 0.5")
+    variant_of = raw.get("variant_of")
+    if variant_of is not None and (not isinstance(variant_of, str) or variant_of == sig_id):
+        raise _fail(origin, sig_id, "variant_of must name another entry's id")
     sig = Signature(
         id=sig_id, cls=cls, subclass=sub, title=raw["title"], role=role, keywords=keywords,
         pattern=raw["pattern"], flags=raw.get("flags", ""), weight=weight,
@@ -103,7 +106,8 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
         absorbs=tuple(raw.get("absorbs", ())), absorb_within=int(raw.get("absorb_within", 120)),
         requires=_conditions(raw.get("requires"), origin, sig_id, "requires"),
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
-        capture_after=int(raw.get("capture_after", 0)), alone=alone, canonical=canonical, origin=origin,
+        capture_after=int(raw.get("capture_after", 0)), alone=alone, canonical=canonical,
+        variant_of=variant_of, origin=origin,
         user=user,
     )
     if compiled is not None:
@@ -218,6 +222,10 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
             for ref in cond.ids:
                 if not ref.endswith("*") and ref not in BUILTIN_CONDITIONS and ref not in seen:
                     raise _fail(sig.origin, sig.id, f"condition names unknown signature {ref!r}")
+        if sig.variant_of is not None:
+            base = next((b for b in sigs if b.id == sig.variant_of), None)
+            if base is None or base.cls != sig.cls or base.variant_of is not None:
+                raise _fail(sig.origin, sig.id, f"variant_of names no entry of class {sig.cls} to vary: {sig.variant_of!r}")
     if not validated:
         sigcache.store(cache_key, parsed)
     return Database(signatures=sigs, fixes=fixes)
