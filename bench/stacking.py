@@ -36,8 +36,7 @@ from typing import Callable, Sequence
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dllogscan.classify.calibrate import macro_f1, min_recall  # noqa: E402
-from dllogscan.evaluation.evaluate import CLASSES, FOLDS  # noqa: E402
+from dllogscan.evaluation.evaluate import CLASSES, FOLDS, Scores, predict  # noqa: E402
 
 FAILURES = CLASSES  # A-E: the evaluation's classes; anything else is "none"
 LABELS = CLASSES + ("none",)
@@ -71,8 +70,6 @@ def gather(root: Path | None = None) -> list[dict]:
             lines = digest_lines(out)
             texts = [t for _, t in lines]
             pred = model.predict(["\n".join(texts)])[0] if lines else {"none": 1.0}
-            result = pipeline.run(source, scanner, classifier="auto", model=model)
-            top = result.diagnoses[0].cls if result.diagnoses else "none"
             rows.append({
                 "thread": item.path.name, "fold": fold, "truth": item.label if item.label in FAILURES else "none",
                 "probs": {c: class_probability(pred, c) for c in LABELS},
@@ -85,7 +82,7 @@ def gather(root: Path | None = None) -> list[dict]:
                 "request": any(request_text().search(t) for t in texts),
                 "e_blocked": "E" in blocked_classes(texts),
                 "progress": sum(1 for t in texts if PROGRESS_RE.search(t)), "lines": len(lines),
-                "verdict": top if top in FAILURES else "none"})
+                "verdict": predict(item, "combined", model)[0]})
         print(f"fold {fold}: {len(rows)} threads", file=sys.stderr, flush=True)
     return rows
 
@@ -158,22 +155,16 @@ def decide(probs: dict[str, float], threshold: float) -> str:
     return best if probs.get(best, 0.0) >= threshold else "none"
 
 
-def figures(truth: Sequence[str], pred: Sequence[str]) -> tuple[float, float, int, int]:
-    """Macro-F1, least recall, false alarms and look-alikes (the evaluation's definitions)."""
-    negatives = [p for t, p in zip(truth, pred) if t == "none"]
-    return (macro_f1(list(truth), list(pred)), min_recall(list(truth), list(pred)),
-            sum(1 for p in negatives if p != "none"), len(negatives))
-
-
 def combiner_table(rows: Sequence[dict], combiners: dict[str, tuple[Callable, bool]],
                    thresholds: Sequence[float] = THRESHOLDS, budget: float | None = BUDGET) -> list[str]:
-    truth = [r["truth"] for r in rows]
     out = ["| combiner | threshold | macro-F1 | least recall | false alarms |", "|---|---|---|---|---|"]
 
     def row(name: str, threshold: str, pred: Sequence[str]) -> str:
-        f1, least, alarms, negatives = figures(truth, pred)
-        rate = alarms / negatives if negatives else 0.0
-        return f"| {name} | {threshold} | {f1:.3f} | {least:.3f} | {rate:.1%} ({alarms}/{negatives}) |"
+        scores = Scores()
+        for r, p in zip(rows, pred):
+            scores.add(r["truth"], p, r["thread"], None)
+        return (f"| {name} | {threshold} | {scores.macro_f1():.3f} | {scores.min_recall():.3f} | "
+                f"{scores.false_alarm_text()} |")
 
     out.append(row("the shipped rules (combine.py)", "-", [r["verdict"] for r in rows]))
     for name, (make, with_verdict) in combiners.items():
