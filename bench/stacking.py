@@ -47,15 +47,16 @@ BUDGET = 0.05  # the issue's ceiling on false alarms, for the per-class threshol
 def gather(root: Path | None = None) -> list[dict]:
     """The evidence of every scored thread, each seen by the model of the fold that holds it out."""
     from dllogscan import api
-    from dllogscan.classify.combine import blocked_classes, class_probability, top_class
+    from dllogscan.classify.combine import blocked_classes, class_probability
     from dllogscan.classify.digest import digest_lines
+    from dllogscan.classify.labels import split_label
     from dllogscan.classify.prose import load_rules, loader_text, request_text
     from dllogscan.correlate.candidates import PROGRESS_RE, RELEVANT
     from dllogscan.evaluation.corpus import folds_of, load_items
     from dllogscan.evaluation.train import train_items
     from dllogscan.pipeline import runner as pipeline
 
-    items = load_items(root) if root else load_items()
+    items = load_items(root)
     fold_of = folds_of(items, FOLDS)
     scanner, rules, rows = pipeline.get_scanner(), load_rules(), []
     for fold in range(FOLDS):
@@ -73,10 +74,9 @@ def gather(root: Path | None = None) -> list[dict]:
             rows.append({
                 "thread": item.path.name, "fold": fold, "truth": item.label if item.label in FAILURES else "none",
                 "probs": {c: class_probability(pred, c) for c in LABELS},
-                "classifier_top": top_class(pred),
                 "signatures": [{"class": d.cls, "confidence": d.confidence, "canonical": d.canonical,
                                 "ids": list(d.signatures)} for d in weak],
-                "prose": sorted({r.label.split(".", 1)[0] for r in rules if r.sentence(lines)}),
+                "prose": sorted({split_label(r.label)[0] for r in rules if r.sentence(lines)}),
                 "relevant": any(RELEVANT.search(t) for t in texts),
                 "loader": any(loader_text().search(t) for t in texts),
                 "request": any(request_text().search(t) for t in texts),

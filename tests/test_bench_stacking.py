@@ -14,7 +14,7 @@ def row(truth: str, fold: int, verdict: str, probs: dict[str, float] | None = No
     if probs is None:
         probs = {truth: 0.9, "none": 0.1} if truth != "none" else {"none": 1.0}
     return {"thread": f"{truth}-{fold}.md", "fold": fold, "truth": truth, "probs": probs,
-            "classifier_top": max(probs, key=probs.get), "signatures": signatures or [], "prose": prose or [],
+            "signatures": signatures or [], "prose": prose or [],
             "relevant": True, "loader": True, "request": False, "e_blocked": False, "progress": 0, "lines": 12,
             "verdict": verdict}
 
