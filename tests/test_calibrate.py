@@ -93,6 +93,20 @@ def test_the_classifier_alone_needs_the_loader_for_a_hang():
 
 
 @pytest.mark.parametrize("text", [
+    "why set workers_per_gpu=0? Setting workers_per_gpu>0 makes the code hang.",
+    "With persistent_workers=True and prefetch_factor=4 the worker stops after an hour.",
+])
+def test_the_loaders_own_arguments_make_a_text_about_pytorch_training(text):
+    """The DataLoader's keyword arguments (mmcv's workers_per_gpu among them) are PyTorch's words:
+    a hang told beside one alone is the classifier's to judge, not set aside as another program's."""
+    from dllogscan.classify.combine import own_verdict
+
+    assert own_verdict({"E.hang": 0.95, "none": 0.05}, [(1, text)], 0.5, {"E": 0.7}) == "E.hang"
+    assert own_verdict({"B.oom": 0.95, "none": 0.05}, [(1, "killed after printing `using pin_memory on device 0`")],
+                       0.5, {"B": 0.7}) == "B.oom"
+
+
+@pytest.mark.parametrize("text", [
     "training gets stuck at the first batch of train_loader",
     "the run freezes in data loading and never starts",
     "it hangs while fetching a batch of images and labels",

@@ -46,9 +46,13 @@ EXCEPTION_LINE_RE = re.compile(
 #: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate).
 #: "train" as a verb (session 29: "whenever I train on multiple GPUs it ends with [Errno 24]", a
 #: first-person rewrite in bench/style_shift that lost its C; the D scope rule's ``training`` words
-#: had it already): the grouped CV of corpus/threads moved no verdict, the rewrites 1 more C
+#: had it already): the grouped CV of corpus/threads moved no verdict, the rewrites 1 more C.
+#: The DataLoader's own keyword arguments (session 31: workers_per_gpu, mmcv's name for
+#: num_workers; worker_init_fn, persistent_workers, prefetch_factor, pin_memory): grouped CV, 1 more E
+#: thread (an mmdetection config that "hangs with workers_per_gpu > 0"), no other verdict moved
 RELEVANT = re.compile(
-    r"dataloader|data loader|num_workers|__getitem__|dataset|torch|pytorch|worker process|pt_data_worker"
+    r"dataloader|data loader|num_workers|workers_per_gpu|worker_init_fn|persistent_workers|prefetch_factor"
+    r"|pin_memory|__getitem__|dataset|torch|pytorch|worker process|pt_data_worker"
     r"|\bepochs?\b|training|\btrain(?:s|ed)?\b|训练|数据|学習|データ|학습|обучени|entrenamiento|treinamento|trainings?lauf",
     re.IGNORECASE)
 MAX_EVIDENCE = 8
