@@ -101,7 +101,7 @@ def test_the_loaders_own_arguments_make_a_text_about_pytorch_training(text):
     a hang told beside one alone is the classifier's to judge, not set aside as another program's."""
     from dllogscan.classify.combine import own_verdict
 
-    assert own_verdict({"E.hang": 0.95, "none": 0.05}, [(1, text)], 0.5, {"E": 0.7}) == "E.hang"
+    assert own_verdict({"E": 0.95, "none": 0.05}, [(1, text)], 0.5, {"E": 0.7}) == "E"
     assert own_verdict({"B.oom": 0.95, "none": 0.05}, [(1, "killed after printing `using pin_memory on device 0`")],
                        0.5, {"B": 0.7}) == "B.oom"
 

@@ -113,3 +113,79 @@ def test_descriptor_exhaustion_told_in_a_title_is_evidence_of_class_c():
     assert (told.cls, told.method, told.evidence[0].line) == ("C", "prose+classifier", 1)
     assert told.confidence > 0.5
     assert told_in_prose({"C": 0.3, "none": 0.5, "E": 0.2}, lines, {"C"}) == []  # signatures found it
+
+
+RULED_OUT = prose.ruled_out()
+
+
+@pytest.mark.parametrize("text, taken", [(t, True) for t in RULED_OUT.examples]
+                         + [(t, False) for t in RULED_OUT.counter_examples])
+def test_the_isolation_steps_sentence_takes_its_examples_and_leaves_its_counter_examples(text, taken):
+    assert (RULED_OUT.sentence([(3, text)]) == (3, text)) is taken
+
+
+class _Words:
+    """A stand-in classifier for combine(): thresholds, and every line speaking a little for any label."""
+
+    thresholds = {"E": 0.7, "B": 0.7}
+    verdict_scaling = None
+
+    def line_scores(self, texts, label):
+        return [1.0] * len(texts)
+
+
+def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
+    """The field guide's isolation step, taken by the reporter: neither the classifier alone nor
+    the hang sentence gives class E, and a note says why; told in two sentences it is no such step."""
+    from dllogscan.classify.combine import combine, isolated
+
+    hang = (1, "Training with the DataLoader and num_workers=8 freezes at epoch 3, GPUs idle.")
+    ruled = (2, "With num_workers=0 the training still freezes at the same point.")
+    apart = (2, "I tried num_workers=0. The training still freezes at the same point.")
+    sure, unsure = {"E": 0.9, "none": 0.1}, {"E": 0.45, "none": 0.55}
+
+    def verdict(pred, lines):
+        return isolated(combine([], pred, lines, _Words(), 0.5), lines)
+
+    assert [d.method for d in verdict(sure, [hang])[0]] == ["classifier"]
+    assert [d.method for d in verdict(unsure, [hang])[0]] == ["prose+classifier"]
+    for pred in (sure, unsure):
+        kept, notes = verdict(pred, [hang, ruled])
+        assert kept == [] and len(notes) == 1 and "line 2" in notes[0] and "isolation step" in notes[0]
+    assert [d.cls for d in verdict(sure, [hang, apart])[0]] == ["E"]
+
+
+def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
+    import dllogscan
+    from dllogscan.classify.combine import combine, isolated
+
+    ruled = (2, "With num_workers=0 the same error appears; num_workers=0 does not help either.")
+    killed = [(1, "The DataLoader worker is killed after a while."), ruled]
+    kept, notes = isolated(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
+    assert [d.cls for d in kept] == ["B"] and notes == ()
+    interrupted = "\n".join([
+        "Training hangs at epoch 2; with num_workers=0 it still hangs.",
+        "^CTraceback (most recent call last):",
+        '  File "train.py", line 40, in <module>',
+        "    for x, y in loader:",
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1328, in _next_data',
+        "    idx, data = self._get_data()",
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1284, in _get_data',
+        "    success, data = self._try_get_data()",
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1132, in _try_get_data',
+        "    data = self._data_queue.get(timeout=timeout)",
+        "KeyboardInterrupt"])
+    result = dllogscan.scan_text(interrupted)
+    assert result.diagnoses and result.diagnoses[0].cls == "E"
+    assert result.diagnoses[0].method.startswith("signatures")
+
+
+def test_a_missing_or_malformed_isolation_table_names_itself(tmp_path):
+    bad = tmp_path / "prose.toml"
+    bad.write_text('loader = "worker"\n', encoding="utf-8")
+    with pytest.raises(SignatureError, match=r"\[ruled_out\] needs"):
+        prose.ruled_out(bad)
+    worse = tmp_path / "prose2.toml"  # another file: a data file is read once
+    worse.write_text('[ruled_out]\nzero = "("\npersists = "x"\nbrief = "s"\nexamples = []\ncounter_examples = []\n', encoding="utf-8")
+    with pytest.raises(SignatureError, match="bad pattern"):
+        prose.ruled_out(worse)

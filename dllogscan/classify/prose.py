@@ -77,6 +77,41 @@ def request_text(path: Path = DATA) -> "regex.Pattern[str]":
     return _required_pattern(path, _document(path), "request_text", "the forms of a feature request")
 
 
+@dataclass(frozen=True)
+class RuledOut:
+    """A sentence saying the loader without workers hangs the same way (``[ruled_out]`` in the data
+    file): the field guide's isolation step, taken, rules the workers out of a hang."""
+
+    zero: "regex.Pattern[str]"
+    persists: "regex.Pattern[str]"
+    #: a stall of a stated few seconds: a delay, not the hang staying
+    brief: "regex.Pattern[str]"
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+
+    def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
+        """The first (line number, line) with such a sentence, else None."""
+        for number, text in lines:
+            if not (self.zero.search(text) and self.persists.search(text)):
+                continue
+            if any(self.zero.search(s) and self.persists.search(s) and not self.brief.search(s)
+                   for s in SENTENCE_END.split(text)):
+                return number, text
+        return None
+
+
+@lru_cache(maxsize=2)
+def ruled_out(path: Path = DATA) -> RuledOut:
+    """The isolation step's sentence (``[ruled_out]`` in the data file)."""
+    raw = _document(path).get("ruled_out")
+    if not isinstance(raw, dict) or not {"zero", "persists", "brief", "examples", "counter_examples"} <= set(raw):
+        raise SignatureError(f"{path}: [ruled_out] needs zero, persists, brief, examples and counter_examples")
+    return RuledOut(_required_pattern(path, raw, "zero", "the loader without workers"),
+                    _required_pattern(path, raw, "persists", "the hang stays"),
+                    _required_pattern(path, raw, "brief", "a stall of a few seconds"),
+                    tuple(raw["examples"]), tuple(raw["counter_examples"]))
+
+
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""

@@ -123,11 +123,22 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
     classifier's view where it is consulted (see ``run``), less those another program's; and the
     notes of those set aside."""
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
+    isolated: tuple[str, ...] = ()
     if classifier != "off" and _wants_classifier(weak, out, classifier):
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
-            diagnoses = merged
-    return _in_scope(diagnoses, out)
+            diagnoses, isolated = _isolated(merged, out)
+    diagnoses, notes = _in_scope(diagnoses, out)
+    return diagnoses, isolated + notes
+
+
+def _isolated(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
+    """Less a hang only words vouch for where the text says the loader hangs the same way without
+    workers (``combine.isolated``), with the note of each set aside."""
+    from ..classify.combine import isolated
+    from ..classify.digest import digest_lines
+
+    return isolated(diagnoses, digest_lines(out)) if diagnoses else (diagnoses, ())
 
 
 def _in_scope(diagnoses, out: ScanOutput):
