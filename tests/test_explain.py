@@ -41,5 +41,5 @@ def test_explain_says_a_feature_request_gets_no_class_from_the_classifier():
 def test_explain_says_a_hang_that_stays_without_workers_gets_no_hang_from_words():
     out = explain("Training with the DataLoader and num_workers=8 freezes at epoch 3, GPUs idle.\n"
                   "With num_workers=0 the training still freezes at the same point.\n")
-    assert "it hangs the same way without workers (line 2): no hang from the classifier or a prose sentence" in out
+    assert "no hang from the classifier or a prose sentence (isolation-step: line 2)" in out
     assert "verdict: 0 diagnosis(es)" in out and "set aside" in out and "isolation step" in out

@@ -116,12 +116,18 @@ def test_descriptor_exhaustion_told_in_a_title_is_evidence_of_class_c():
 
 
 RULED_OUT = prose.ruled_out()
+RULED_CASES = [(r, t, True) for r in RULED_OUT for t in r.examples] + [(r, t, False) for r in RULED_OUT for t in r.counter_examples]
 
 
-@pytest.mark.parametrize("text, taken", [(t, True) for t in RULED_OUT.examples]
-                         + [(t, False) for t in RULED_OUT.counter_examples])
-def test_the_isolation_steps_sentence_takes_its_examples_and_leaves_its_counter_examples(text, taken):
-    assert (RULED_OUT.sentence([(3, text)]) == (3, text)) is taken
+@pytest.mark.parametrize("rule, text, taken", RULED_CASES, ids=[f"{r.id}-{i}" for i, (r, _, _) in enumerate(RULED_CASES)])
+def test_a_ruled_out_sentence_takes_its_examples_and_leaves_its_counter_examples(rule, text, taken):
+    assert (rule.sentence([(3, text)]) == (3, text)) is taken
+
+
+def test_every_ruled_out_rule_has_examples_of_both_kinds():
+    assert "isolation-step" in {r.id for r in RULED_OUT}
+    for rule in RULED_OUT:
+        assert rule.examples and rule.counter_examples and "{line}" in rule.note
 
 
 class _Words:
@@ -137,7 +143,7 @@ class _Words:
 def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     """The field guide's isolation step, taken by the reporter: neither the classifier alone nor
     the hang sentence gives class E, and a note says why; told in two sentences it is no such step."""
-    from dllogscan.classify.combine import combine, isolated
+    from dllogscan.classify.combine import combine, hangs_ruled_out
 
     hang = (1, "Training with the DataLoader and num_workers=8 freezes at epoch 3, GPUs idle.")
     ruled = (2, "With num_workers=0 the training still freezes at the same point.")
@@ -145,7 +151,7 @@ def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     sure, unsure = {"E": 0.9, "none": 0.1}, {"E": 0.45, "none": 0.55}
 
     def verdict(pred, lines):
-        return isolated(combine([], pred, lines, _Words(), 0.5), lines)
+        return hangs_ruled_out(combine([], pred, lines, _Words(), 0.5), lines)
 
     assert [d.method for d in verdict(sure, [hang])[0]] == ["classifier"]
     assert [d.method for d in verdict(unsure, [hang])[0]] == ["prose+classifier"]
@@ -155,13 +161,24 @@ def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     assert [d.cls for d in verdict(sure, [hang, apart])[0]] == ["E"]
 
 
+@pytest.mark.parametrize("rule", RULED_OUT, ids=[r.id for r in RULED_OUT])
+def test_every_ruled_out_sentence_sets_a_hang_from_words_aside_with_its_note(rule):
+    from dllogscan.classify.combine import combine, hangs_ruled_out
+
+    lines = [(1, "Training with the DataLoader and num_workers=8 freezes at epoch 3."), (2, rule.examples[0])]
+    for pred in ({"E": 0.9, "none": 0.1}, {"E": 0.45, "none": 0.55}):
+        kept, notes = hangs_ruled_out(combine([], pred, lines, _Words(), 0.5), lines)
+        assert kept == [] and notes == ("A hang (class E) read from the words alone was set aside: "
+                                        + rule.note.replace("{line}", "2"),)
+
+
 def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
     import dllogscan
-    from dllogscan.classify.combine import combine, isolated
+    from dllogscan.classify.combine import combine, hangs_ruled_out
 
     ruled = (2, "With num_workers=0 the same error appears; num_workers=0 does not help either.")
     killed = [(1, "The DataLoader worker is killed after a while."), ruled]
-    kept, notes = isolated(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
+    kept, notes = hangs_ruled_out(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
     assert [d.cls for d in kept] == ["B"] and notes == ()
     interrupted = "\n".join([
         "Training hangs at epoch 2; with num_workers=0 it still hangs.",
@@ -180,12 +197,19 @@ def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
     assert result.diagnoses[0].method.startswith("signatures")
 
 
-def test_a_missing_or_malformed_isolation_table_names_itself(tmp_path):
+@pytest.mark.parametrize("body, message", [
+    ('[[ruled_out]]\nid = "x"\nsentence = []\nnote = "line {line}"\nexamples = []\ncounter_examples = []\n',
+     "a list of patterns"),
+    ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "no line"\nexamples = []\ncounter_examples = []\n',
+     "a list of patterns"),
+    ('[[ruled_out]]\nid = "x"\nsentence = ["("]\nnote = "line {line}"\nexamples = []\ncounter_examples = []\n',
+     "bad pattern"),
+    ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "line {line}"\nexamples = []\ncounter_examples = []\n'
+     'unless = "("\n', "bad pattern"),
+    ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "line {line}"\nexamples = []\n', "needs exactly"),
+])
+def test_a_malformed_ruled_out_table_names_itself(tmp_path, body, message):
     bad = tmp_path / "prose.toml"
-    bad.write_text('loader = "worker"\n', encoding="utf-8")
-    with pytest.raises(SignatureError, match=r"\[ruled_out\] needs"):
+    bad.write_text(body, encoding="utf-8")
+    with pytest.raises(SignatureError, match=message):
         prose.ruled_out(bad)
-    worse = tmp_path / "prose2.toml"  # another file: a data file is read once
-    worse.write_text('[ruled_out]\nzero = "("\npersists = "x"\nbrief = "s"\nexamples = []\ncounter_examples = []\n', encoding="utf-8")
-    with pytest.raises(SignatureError, match="bad pattern"):
-        prose.ruled_out(worse)

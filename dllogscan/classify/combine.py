@@ -48,13 +48,13 @@ it never takes one below ``min_confidence``. (Grouped CV of corpus/threads: a ma
 calibrated a little better but re-ranked a prose verdict above a better classifier one.)
 
 After combine(), the pipeline sets aside a hang (class E) that only words vouch for — the
-classifier alone or a prose sentence — where the text says the loader hangs the same way without
-workers ("with num_workers=0 it still freezes", "setting the workers to 0 did not help":
-``[ruled_out]`` in ``data/prose.toml``), with a note saying so (``isolated``): the field guide's
-isolation step, taken, says the workers were never the issue. A signature's hang text stays. The
-thresholds are chosen as if this step were not there: counted in their search, the three
-look-alikes it sets aside in corpus/threads freed budget that the search spent on B's threshold
-(grouped CV: 5 more look-alikes called B, 1 E thread lost).
+classifier alone or a prose sentence — where a sentence of the text rules out a hang of the workers,
+with a note saying so (``hangs_ruled_out``; the sentences: ``[[ruled_out]]`` in
+``data/prose.toml``): the field guide's isolation step, taken ("with num_workers=0 it still
+freezes", "setting the workers to 0 did not help": the workers were never the issue). A signature's
+hang text stays. The thresholds are chosen as if this step were not there: counted in their search,
+the three look-alikes the isolation step sets aside in corpus/threads freed budget that the search
+spent on B's threshold (grouped CV: 5 more look-alikes called B, 1 E thread lost).
 """
 from __future__ import annotations
 
@@ -240,23 +240,22 @@ def blocked_classes(texts) -> frozenset[str]:
     return frozenset() if speaks_of_loader(texts) else NEEDS_LOADER_CONTEXT
 
 
-def isolated(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]]) -> tuple[list[Diagnosis], tuple[str, ...]]:
+def hangs_ruled_out(diagnoses: Sequence[Diagnosis],
+                    lines: Sequence[tuple[int, str]]) -> tuple[list[Diagnosis], tuple[str, ...]]:
     """The diagnoses less the hangs that only words vouch for (the classifier alone, a prose
-    sentence) where the text says the loader hangs the same way without workers (see the rules
-    above); and the note of each set aside."""
+    sentence) where a sentence of the text rules out a hang of the workers (``[[ruled_out]]`` in
+    ``data/prose.toml``: see the rules above); and the note of each set aside."""
     words_only = [d for d in diagnoses if d.cls in NEEDS_LOADER_CONTEXT and d.method in WORDS_ONLY]
     if not words_only:
         return list(diagnoses), ()
     from .prose import ruled_out
 
-    told = ruled_out().sentence(lines)
-    if told is None:
-        return list(diagnoses), ()
-    notes = tuple(f"A hang (class {d.cls}) read from the words alone was set aside: line {told[0]} says the loader "
-                  "hangs the same way without workers, so by the field guide's isolation step the workers are "
-                  "not the cause; look at the training loop itself (py-spy dump --pid PID, or faulthandler)"
-                  for d in words_only)
-    return [d for d in diagnoses if d not in words_only], notes
+    for rule in ruled_out():
+        if (told := rule.sentence(lines)) is not None:
+            note = rule.note.replace("{line}", str(told[0]))
+            notes = tuple(f"A hang (class {d.cls}) read from the words alone was set aside: {note}" for d in words_only)
+            return [d for d in diagnoses if d not in words_only], notes
+    return list(diagnoses), ()
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:

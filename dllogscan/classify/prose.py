@@ -79,37 +79,49 @@ def request_text(path: Path = DATA) -> "regex.Pattern[str]":
 
 @dataclass(frozen=True)
 class RuledOut:
-    """A sentence saying the loader without workers hangs the same way (``[ruled_out]`` in the data
-    file): the field guide's isolation step, taken, rules the workers out of a hang."""
+    """A sentence that rules out a hang of the loader's workers (``[[ruled_out]]`` in the data
+    file): every pattern of ``sentence`` in one sentence, and no ``unless``."""
 
-    zero: "regex.Pattern[str]"
-    persists: "regex.Pattern[str]"
-    #: a stall of a stated few seconds: a delay, not the hang staying
-    brief: "regex.Pattern[str]"
+    id: str
+    sentence_patterns: tuple["regex.Pattern[str]", ...]
+    unless: "regex.Pattern[str] | None"
+    #: what the verdict says in the hang's place; ``{line}``: the sentence's line number
+    note: str
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
+
+    def _says(self, sentence: str) -> bool:
+        return (all(p.search(sentence) for p in self.sentence_patterns)
+                and not (self.unless is not None and self.unless.search(sentence)))
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with such a sentence, else None."""
         for number, text in lines:
-            if not (self.zero.search(text) and self.persists.search(text)):
+            if not all(p.search(text) for p in self.sentence_patterns):
                 continue
-            if any(self.zero.search(s) and self.persists.search(s) and not self.brief.search(s)
-                   for s in SENTENCE_END.split(text)):
+            if any(self._says(s) for s in SENTENCE_END.split(text)):
                 return number, text
         return None
 
 
+RULED_OUT_FIELDS = {"id", "sentence", "note", "examples", "counter_examples"}
+
+
 @lru_cache(maxsize=2)
-def ruled_out(path: Path = DATA) -> RuledOut:
-    """The isolation step's sentence (``[ruled_out]`` in the data file)."""
-    raw = _document(path).get("ruled_out")
-    if not isinstance(raw, dict) or not {"zero", "persists", "brief", "examples", "counter_examples"} <= set(raw):
-        raise SignatureError(f"{path}: [ruled_out] needs zero, persists, brief, examples and counter_examples")
-    return RuledOut(_required_pattern(path, raw, "zero", "the loader without workers"),
-                    _required_pattern(path, raw, "persists", "the hang stays"),
-                    _required_pattern(path, raw, "brief", "a stall of a few seconds"),
-                    tuple(raw["examples"]), tuple(raw["counter_examples"]))
+def ruled_out(path: Path = DATA) -> tuple[RuledOut, ...]:
+    """The sentences that rule out a hang of the workers (``[[ruled_out]]`` in the data file)."""
+    out = []
+    for i, raw in enumerate(_document(path).get("ruled_out", []), start=1):
+        where = f"ruled_out #{i}"
+        if (not isinstance(raw, dict) or not RULED_OUT_FIELDS <= set(raw) <= RULED_OUT_FIELDS | {"unless"}
+                or not isinstance(raw["sentence"], list) or not raw["sentence"] or "{line}" not in raw["note"]):
+            raise SignatureError(f"{path}: {where} needs exactly {', '.join(sorted(RULED_OUT_FIELDS))} (and may "
+                                 "have unless), a list of patterns in `sentence` and {line} in `note`")
+        patterns = tuple(data_pattern(path, f"{where} sentence", p) for p in raw["sentence"])
+        unless = data_pattern(path, f"{where} unless", raw["unless"]) if raw.get("unless") else None
+        out.append(RuledOut(raw["id"], patterns, unless, raw["note"], tuple(raw["examples"]),
+                            tuple(raw["counter_examples"])))
+    return tuple(out)
 
 
 @lru_cache(maxsize=2)

@@ -33,9 +33,10 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
     request = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
-    if (isolated := ruled_out().sentence(lines)) is not None:
-        request += (f"; it hangs the same way without workers (line {isolated[0]}): no hang from the "
-                    "classifier or a prose sentence (the field guide's isolation step)")
+    for rule in ruled_out():
+        if (told := rule.sentence(lines)) is not None:
+            request += f"; no hang from the classifier or a prose sentence ({rule.id}: line {told[0]})"
+            break
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "

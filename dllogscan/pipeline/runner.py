@@ -123,22 +123,22 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
     classifier's view where it is consulted (see ``run``), less those another program's; and the
     notes of those set aside."""
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
-    isolated: tuple[str, ...] = ()
+    ruled_out: tuple[str, ...] = ()
     if classifier != "off" and _wants_classifier(weak, out, classifier):
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
-            diagnoses, isolated = _isolated(merged, out)
+            diagnoses, ruled_out = _hangs_ruled_out(merged, out)
     diagnoses, notes = _in_scope(diagnoses, out)
-    return diagnoses, isolated + notes
+    return diagnoses, ruled_out + notes
 
 
-def _isolated(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
-    """Less a hang only words vouch for where the text says the loader hangs the same way without
-    workers (``combine.isolated``), with the note of each set aside."""
-    from ..classify.combine import isolated
+def _hangs_ruled_out(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
+    """Less a hang only words vouch for where the text itself rules it out
+    (``combine.hangs_ruled_out``), with the note of each set aside."""
+    from ..classify.combine import hangs_ruled_out
     from ..classify.digest import digest_lines
 
-    return isolated(diagnoses, digest_lines(out)) if diagnoses else (diagnoses, ())
+    return hangs_ruled_out(diagnoses, digest_lines(out)) if diagnoses else (diagnoses, ())
 
 
 def _in_scope(diagnoses, out: ScanOutput):
