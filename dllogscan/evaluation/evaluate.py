@@ -51,7 +51,10 @@ KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "n
 #: against 0.819 / 0.635 / 8.5 % (the new fd-exhaustion threads from other loaders made C looser).
 #: Session 19 kept the floors when batch 13 joined (109 threads, 53 of them look-alikes, many of
 #: them hangs at epoch boundaries that are not the loader's): the level is 0.811 / 0.640 (E) / 10.0 %.
-THRESHOLDS = {"threads_macro_f1": 0.80, "threads_min_recall": 0.62, "threads_false_alarms": 0.11,
+#: Session 31 raised them to 0.82 / 0.65 / 8 %, the level having risen with no batch joining (0.841
+#: / 0.678 (E) / 6.0 %): the margins (0.02, 7 hang threads, 2 points) outlast a retrain's wobble
+#: (about 0.002 and a handful of hangs) and still catch a rule that brings back false alarms.
+THRESHOLDS = {"threads_macro_f1": 0.82, "threads_min_recall": 0.65, "threads_false_alarms": 0.08,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.05}
 #: what the combined system should reach on the real threads (issue 10), reported beside the floors
