@@ -240,12 +240,17 @@ def blocked_classes(texts) -> frozenset[str]:
     return frozenset() if speaks_of_loader(texts) else NEEDS_LOADER_CONTEXT
 
 
+def hang_from_words(d: Diagnosis) -> bool:
+    """Whether ``d`` is a hang that only words vouch for: the classifier alone or a prose sentence."""
+    return d.cls in NEEDS_LOADER_CONTEXT and d.method in WORDS_ONLY
+
+
 def hangs_ruled_out(diagnoses: Sequence[Diagnosis],
                     lines: Sequence[tuple[int, str]]) -> tuple[list[Diagnosis], tuple[str, ...]]:
     """The diagnoses less the hangs that only words vouch for (the classifier alone, a prose
     sentence) where a sentence of the text rules out a hang of the workers (``[[ruled_out]]`` in
     ``data/prose.toml``: see the rules above); and the note of each set aside."""
-    words_only = [d for d in diagnoses if d.cls in NEEDS_LOADER_CONTEXT and d.method in WORDS_ONLY]
+    words_only = [d for d in diagnoses if hang_from_words(d)]
     if not words_only:
         return list(diagnoses), ()
     from .prose import ruled_out

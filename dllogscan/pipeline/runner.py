@@ -135,10 +135,12 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
 def _hangs_ruled_out(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
     """Less a hang only words vouch for where the text itself rules it out
     (``combine.hangs_ruled_out``), with the note of each set aside."""
-    from ..classify.combine import hangs_ruled_out
+    from ..classify.combine import hang_from_words, hangs_ruled_out
     from ..classify.digest import digest_lines
 
-    return hangs_ruled_out(diagnoses, digest_lines(out)) if diagnoses else (diagnoses, ())
+    if not any(hang_from_words(d) for d in diagnoses):  # the text is read again only for such a hang
+        return diagnoses, ()
+    return hangs_ruled_out(diagnoses, digest_lines(out))
 
 
 def _in_scope(diagnoses, out: ScanOutput):
