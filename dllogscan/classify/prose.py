@@ -1,5 +1,6 @@
 """Failures told in prose: one sentence saying the loader or its workers hang, were killed, ran out
-of memory or crashed (data: ``dllogscan/data/prose.toml``; weighed in ``combine.py``)."""
+of memory or crashed (data: ``dllogscan/data/prose.toml``; weighed in ``combine.py``); and the
+sentences that rule a hang of the workers out (``ruled_out``, applied by ``combine.hangs_ruled_out``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -32,17 +32,17 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
-    request = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
+    aside = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
     for rule in ruled_out():
         if (told := rule.sentence(lines)) is not None:
-            request += f"; no hang from the classifier or a prose sentence ({rule.id}: line {told[0]})"
+            aside += f"; no hang from the classifier or a prose sentence ({rule.id}: line {told[0]})"
             break
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
              + ", ".join(f"{c:.0%} -> {scaled(c, scaling):.0%}" for c in (0.5, 0.7, 0.9, 0.99))) if scaling else ""
     return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}; "
-            f"speaks of the data loader or its epochs: {'yes' if loader else 'no (no hang from the classifier alone)'}{request}): "
+            f"speaks of the data loader or its epochs: {'yes' if loader else 'no (no hang from the classifier alone)'}{aside}): "
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
             + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
                if thresholds else "") + shown]

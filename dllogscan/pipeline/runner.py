@@ -120,8 +120,9 @@ def assess(out: ScanOutput, scanner: Scanner) -> tuple[list[Diagnosis], dict[str
 def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
            classifier: str = "auto", model=None) -> tuple[list[Diagnosis], tuple[str, ...]]:
     """The verdict from ``assess``'s diagnoses: those at ``min_confidence``, merged with the
-    classifier's view where it is consulted (see ``run``), less those another program's; and the
-    notes of those set aside."""
+    classifier's view where it is consulted (see ``run``), less a hang from words alone that the
+    text itself rules out (``combine.hangs_ruled_out``) and those another program's; and the notes
+    of those set aside."""
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
     ruled_out: tuple[str, ...] = ()
     if classifier != "off" and _wants_classifier(weak, out, classifier):
