@@ -180,6 +180,13 @@ def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
     killed = [(1, "The DataLoader worker is killed after a while."), ruled]
     kept, notes = hangs_ruled_out(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
     assert [d.cls for d in kept] == ["B"] and notes == ()
+    # a weak signature hang, weighed by the classifier, is a failure text's verdict: it stays
+    from dllogscan.core.models import Diagnosis
+    weak = Diagnosis(cls="E", subclass="hang", title="interrupted in the loader's wait", confidence=0.7, evidence=())
+    lines = [(1, "Training hangs at epoch 2; with num_workers=0 it still hangs.")]
+    merged = combine([weak], {"E": 0.9, "none": 0.1}, lines, _Words(), 0.5)
+    assert [d.method for d in merged] == ["signatures+classifier"]
+    assert hangs_ruled_out(merged, lines) == (merged, ())
     interrupted = "\n".join([
         "Training hangs at epoch 2; with num_workers=0 it still hangs.",
         "^CTraceback (most recent call last):",
