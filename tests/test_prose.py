@@ -8,10 +8,18 @@ from dllogscan.classify import prose
 from dllogscan.core.errors import SignatureError
 
 RULES = prose.load_rules()
-CASES = [(r, t, True) for r in RULES for t in r.examples] + [(r, t, False) for r in RULES for t in r.counter_examples]
+RULED_OUT = prose.ruled_out()
+#: the prose rules' and the ruled-out sentences' examples alike: each rule's ``sentence`` takes its
+#: examples and leaves its counter-examples
+CASES = [(r, t, True) for r in RULES + RULED_OUT for t in r.examples] + \
+    [(r, t, False) for r in RULES + RULED_OUT for t in r.counter_examples]
 
 
-@pytest.mark.parametrize("rule, text, told", CASES, ids=[f"{r.label}-{i}" for i, (r, _, _) in enumerate(CASES)])
+def _name(rule) -> str:
+    return rule.id if isinstance(rule, prose.RuledOut) else rule.label
+
+
+@pytest.mark.parametrize("rule, text, told", CASES, ids=[f"{_name(r)}-{i}" for i, (r, _, _) in enumerate(CASES)])
 def test_examples_are_told_and_counter_examples_are_not(rule, text, told):
     assert (rule.sentence([(7, text)]) == (7, text)) is told
 
@@ -113,15 +121,6 @@ def test_descriptor_exhaustion_told_in_a_title_is_evidence_of_class_c():
     assert (told.cls, told.method, told.evidence[0].line) == ("C", "prose+classifier", 1)
     assert told.confidence > 0.5
     assert told_in_prose({"C": 0.3, "none": 0.5, "E": 0.2}, lines, {"C"}) == []  # signatures found it
-
-
-RULED_OUT = prose.ruled_out()
-RULED_CASES = [(r, t, True) for r in RULED_OUT for t in r.examples] + [(r, t, False) for r in RULED_OUT for t in r.counter_examples]
-
-
-@pytest.mark.parametrize("rule, text, taken", RULED_CASES, ids=[f"{r.id}-{i}" for i, (r, _, _) in enumerate(RULED_CASES)])
-def test_a_ruled_out_sentence_takes_its_examples_and_leaves_its_counter_examples(rule, text, taken):
-    assert (rule.sentence([(3, text)]) == (3, text)) is taken
 
 
 def test_every_ruled_out_rule_has_examples_of_both_kinds():

@@ -253,14 +253,14 @@ def hangs_ruled_out(diagnoses: Sequence[Diagnosis],
     words_only = [d for d in diagnoses if hang_from_words(d)]
     if not words_only:
         return list(diagnoses), ()
-    from .prose import ruled_out
+    from .prose import first_ruled_out
 
-    for rule in ruled_out():
-        if (told := rule.sentence(lines)) is not None:
-            note = rule.note.replace("{line}", str(told[0]))
-            notes = tuple(f"A hang (class {d.cls}) read from the words alone was set aside: {note}" for d in words_only)
-            return [d for d in diagnoses if d not in words_only], notes
-    return list(diagnoses), ()
+    if (found := first_ruled_out(lines)) is None:
+        return list(diagnoses), ()
+    rule, told = found
+    note = rule.note.replace("{line}", str(told[0]))
+    notes = tuple(f"A hang (class {d.cls}) read from the words alone was set aside: {note}" for d in words_only)
+    return [d for d in diagnoses if d not in words_only], notes
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:

@@ -125,6 +125,14 @@ def ruled_out(path: Path = DATA) -> tuple[RuledOut, ...]:
     return tuple(out)
 
 
+def first_ruled_out(lines: Sequence[tuple[int, str]]) -> tuple[RuledOut, tuple[int, str]] | None:
+    """The first ``[[ruled_out]]`` rule one of these lines holds a sentence of, with that line."""
+    for rule in ruled_out():
+        if (told := rule.sentence(lines)) is not None:
+            return rule, told
+    return None
+
+
 @lru_cache(maxsize=2)
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""

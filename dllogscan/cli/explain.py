@@ -18,7 +18,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     from ..classify import light
     from ..classify.combine import is_request, scaled, speaks_of_loader
     from ..classify.digest import digest_lines
-    from ..classify.prose import ruled_out
+    from ..classify.prose import first_ruled_out
 
     model = light.shipped()
     if model is None:
@@ -33,10 +33,8 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
     aside = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
-    for rule in ruled_out():
-        if (told := rule.sentence(lines)) is not None:
-            aside += f"; no hang from the classifier or a prose sentence ({rule.id}: line {told[0]})"
-            break
+    if (found := first_ruled_out(lines)) is not None:
+        aside += f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})"
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "

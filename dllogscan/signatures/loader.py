@@ -217,14 +217,15 @@ def load_database(extra: Iterable[str | Path] = (), base: Path | None = None,
                 check_examples(sig)
             sigs.append(sig)
         fixes += [parse_fix(raw, path.name) for raw in data.get("fix", [])]
+    by_id = {sig.id: sig for sig in sigs}
     for sig in sigs:
         for cond in sig.requires + sig.excludes:
             for ref in cond.ids:
                 if not ref.endswith("*") and ref not in BUILTIN_CONDITIONS and ref not in seen:
                     raise _fail(sig.origin, sig.id, f"condition names unknown signature {ref!r}")
         if sig.variant_of is not None:
-            base = next((b for b in sigs if b.id == sig.variant_of), None)
-            if base is None or base.cls != sig.cls or base.variant_of is not None:
+            varied = by_id.get(sig.variant_of)
+            if varied is None or varied.cls != sig.cls or varied.variant_of is not None:
                 raise _fail(sig.origin, sig.id, f"variant_of names no entry of class {sig.cls} to vary: {sig.variant_of!r}")
     if not validated:
         sigcache.store(cache_key, parsed)
