@@ -305,3 +305,15 @@ def test_a_slow_start_told_in_prose_names_the_classifiers_hang():
     assert 2 in [e.line for e in d.evidence] and d.confidence == pytest.approx(0.9)
     [h] = combine([], {"E": 0.9, "none": 0.1}, [lines[0], lines[2]], FakeModel(), 0.5)
     assert h.subclass == "hang"  # no such sentence: the classifier's own subclass
+
+
+def test_a_pause_at_the_epoch_boundary_told_in_a_title_is_a_slow_start_the_classifier_weighs():
+    """The epoch-boundary sentence needs no loader word of its own, only one in the text; with no
+    verdict of the classifier's own it is weak evidence that the classifier's ratio scales."""
+    lines = [(1, "# Lightning is very slow between epochs, compared to plain PyTorch"),
+             (3, "train_loader = DataLoader(ds, batch_size=32, num_workers=8)")]
+    [d] = combine([], {"E": 0.2, "none": 0.8}, lines, FakeModel(), 0.5)
+    assert (d.cls, d.subclass, d.method) == ("E", "slow-start", "prose+classifier")
+    assert [e.line for e in d.evidence] == [1] and 0.5 < d.confidence < 0.7
+    assert combine([], {"E": 0.02, "none": 0.98}, lines, FakeModel(), 0.5) == []  # the classifier's "none" vetoes it
+    assert combine([], {"E": 0.2, "none": 0.8}, lines[:1], FakeModel(), 0.5) == []  # no loader in the text

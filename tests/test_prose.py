@@ -53,6 +53,8 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
      'counter_examples = []\nsubclass = "Slow Start"\n', "subclass must be"),
     ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\nneeds = "("\n', "bad pattern"),
+    ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
+     'counter_examples = []\nloader = "("\n', "bad pattern"),
 ])
 def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad = tmp_path / "prose.toml"
@@ -62,11 +64,23 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
 
 
 def test_a_slow_start_sentence_needs_persistent_workers_in_the_text_and_names_its_subclass():
-    [slow] = [r for r in RULES if r.subclass == "slow-start"]
+    [slow] = [r for r in RULES if r.subclass == "slow-start" and r.needs.pattern == "persistent_workers"]
     told = [(1, "Each new epoch waits about 10 s before the first batch: the pause is gone with 0 workers.")]
     assert slow.sentence(told) is None  # nothing in the text names persistent_workers
     assert slow.sentence(told + [(4, "loader = DataLoader(ds, num_workers=8, persistent_workers=False)")]) == told[0]
     assert slow.label == "E" and "start-up" in slow.title
+
+
+def test_a_pause_at_the_epoch_boundary_needs_only_the_loader_somewhere_in_the_text():
+    [boundary] = [r for r in RULES if r.subclass == "slow-start" and r.needs.pattern != "persistent_workers"]
+    title = [(1, "# Lightning is very slow between epochs, compared to plain PyTorch")]
+    assert boundary.sentence(title) is None  # no loader, no workers anywhere
+    assert boundary.sentence(title + [(3, "train_loader = DataLoader(ds, num_workers=8)")]) == title[0]
+    # the file's loader words need not share the sentence: the epoch boundary is its subject
+    assert boundary.loader.pattern != RULES[0].loader.pattern
+    # a rank waiting at an end-of-epoch barrier is no loader's pause
+    assert boundary.sentence(title + [(3, "train_loader = DataLoader(ds, num_workers=8)"),
+                                      (5, "dist.barrier() at the end of each epoch")]) is None
 
 
 def test_a_multi_rank_text_sets_a_hang_sentence_aside():

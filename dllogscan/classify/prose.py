@@ -17,7 +17,7 @@ from .labels import LABELS
 
 DATA = DATA_DIR / "prose.toml"
 FIELDS = {"label", "words", "unless", "prior", "examples", "counter_examples"}
-OPTIONAL = {"aside", "needs", "subclass", "title"}
+OPTIONAL = {"aside", "needs", "subclass", "title", "loader"}
 SENTENCE_END = regex.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
@@ -26,6 +26,7 @@ class ProseRule:
     label: str
     words: "regex.Pattern[str]"
     unless: "regex.Pattern[str]"
+    #: the words that must share the sentence with ``words`` (the file's ``loader``, or the rule's own)
     loader: "regex.Pattern[str]"
     prior: float
     examples: tuple[str, ...]
@@ -149,10 +150,11 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
         asides = [p for p in (elsewhere, raw.get("aside", "")) if p]
         aside = data_pattern(path, where, "|".join(f"(?:{p})" for p in asides)) if asides else None
         needs = data_pattern(path, where, raw["needs"]) if raw.get("needs") else None
+        subject = data_pattern(path, where, raw["loader"]) if raw.get("loader") else loader
         subclass = raw.get("subclass")
         if subclass is not None and not (isinstance(subclass, str) and SUBCLASS_RE.match(subclass)):
             raise SignatureError(f"{path}: {where}: subclass must be lower-case words joined by '-'")
         out.append(ProseRule(raw["label"], data_pattern(path, where, raw["words"]), data_pattern(path, where, raw["unless"]),
-                             loader, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
+                             subject, float(raw["prior"]), tuple(raw["examples"]), tuple(raw["counter_examples"]),
                              aside, needs, subclass, raw.get("title")))
     return tuple(out)
