@@ -185,3 +185,39 @@ def test_calibration_scores_the_threads_only_when_there_are_threads():
     assert folds[:10] == folds_of(threads + written, 4)[:10]
     alone = calibration_folds(written, 4)
     assert alone == folds_of(written, 4) and any(f >= 0 for f in alone)
+
+
+def test_the_thresholds_keep_a_step_from_the_budgets_edge(monkeypatch):
+    # class A: at 0.70 one more real A and one look-alike (1 of 10 within the budget), at 0.675 a
+    # second look-alike (over it). The best point alone is 0.70, on the budget's edge; averaged over
+    # its neighbours (one of them over budget) it loses to 0.725, a plateau with room under the budget
+    a = np.array([0.96] * 10 + [0.70] + [0.70, 0.68] + [0.1] * 8)
+    probs = {"A": a, "none": 1.0 - a}
+    for c in "BCDE":
+        probs[c] = np.zeros(len(a))
+    truth = ["A"] * 11 + ["none"] * 10
+    fixed = ["none"] * len(a)
+    assert calibrate.choose_thresholds(probs, truth, fixed, max_false_alarms=0.1)["A"] == 0.725
+    monkeypatch.setattr(calibrate, "NEIGHBOURHOOD", 1)  # the plain optimum
+    assert calibrate.choose_thresholds(probs, truth, fixed, max_false_alarms=0.1)["A"] == 0.7
+
+
+def test_every_combination_is_scored_not_one_class_at_a_time():
+    # what each class's threshold does depends on no other's: the per-class tables add up to the
+    # score that verdicts() gives for any combination
+    rng = np.random.default_rng(3)
+    labels = ["A", "B", "C", "D", "E", "none"]
+    raw = rng.dirichlet(np.ones(6) * 0.4, 300)
+    probs = {c: raw[:, i] for i, c in enumerate(labels)}
+    truth = list(rng.choice(labels, 300))
+    fixed = [t if rng.random() < 0.2 else "none" for t in truth]
+    f1, recall, alarms = calibrate._per_class_effects(probs, truth, fixed, None)
+    for _ in range(5):
+        steps = rng.integers(0, len(calibrate.GRID), 5)
+        th = {c: calibrate.GRID[int(s)] for c, s in zip(calibrate.CLASSES, steps)}
+        own = calibrate.verdicts(probs, th)
+        pred = [f if f != "none" else o for f, o in zip(fixed, own)]
+        assert sum(f1[i, s] for i, s in enumerate(steps)) / 5 == pytest.approx(calibrate.macro_f1(truth, pred))
+        assert min(recall[i, s] for i, s in enumerate(steps)) == pytest.approx(calibrate.min_recall(truth, pred))
+        assert sum(alarms[i, s] for i, s in enumerate(steps)) == sum(
+            t == "none" and f == "none" and o != "none" for t, f, o in zip(truth, fixed, own))
