@@ -35,7 +35,7 @@ CLASSES = field_guide_letters()
 #: -> 9.8 % (0.849 -> 0.848). From 0.65 alone: 9.8 %, 0.850, but a written near miss called B.
 #: Nor is the one choice too lucky a draw (session 31): each class's threshold as the median of the
 #: choices on 15 bootstrap re-draws of the out-of-fold rows gave 0.838 / 0.670 / 6.9 % against
-#: 0.839 / 0.673 / 6.7 % (macro-F1 / least recall / false alarms), so the search stays as it is.
+#: 0.839 / 0.673 / 6.7 % (macro-F1 / least recall / false alarms), so the search stayed as it was.
 #: Session 32 replaced the coordinate ascent (from 0.7, one class at a time) by scoring every
 #: combination: a row's verdict hangs on its top class's threshold only, so the GRID^5 objective
 #: is built from per-class tables in a fraction of a second. Its plain optimum did no better out of
@@ -45,8 +45,9 @@ CLASSES = field_guide_letters()
 #: neighbours (NEIGHBOURHOOD), with a penalty where a neighbour breaks the budget, the choice keeps
 #: to plateaus with room under the budget: 0.842 / 0.693 / 6.1 % (hangs 4 in and 1 out, 4 B threads
 #: lost; 6 look-alikes fewer called B, 4 more called E or D), and the same prose sentence moved B by
-#: 0.025 and D by 0.075 only.
-#: The thresholds still differ from fold to fold about as much (the folds' data differ).
+#: 0.025 and D by 0.075 only. The thresholds still differ from fold to fold about as much (the
+#: folds' data differ). Ties go to the first combination, the lowest thresholds (not measured
+#: against the highest).
 GRID = tuple(round(0.65 + 0.025 * i, 3) for i in range(13))
 DEFAULT_THRESHOLD = 0.7
 #: the width, in grid steps, of the neighbourhood each combination's score is averaged over (3: one
