@@ -105,14 +105,19 @@ def verdicts(per_class: dict[str, np.ndarray], thresholds: dict[str, float],
              blocked: Sequence[frozenset[str]] | None = None) -> list[str]:
     """The classifier's own verdict per row: its top class when that clears the class threshold
     and is not among the row's ``blocked`` classes (``combine.blocked_classes``)."""
+    top, best = top_labels(per_class)
+    out = []
+    for i, (cls, p) in enumerate(zip(top, best)):
+        allowed = cls != "none" and not (blocked is not None and cls in blocked[i])
+        out.append(cls if allowed and p >= thresholds.get(cls, DEFAULT_THRESHOLD) else "none")
+    return out
+
+
+def top_labels(per_class: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's top class (the first among equals) and its probability."""
     names = list(per_class)
     stacked = np.stack([per_class[c] for c in names], axis=1)
-    out = []
-    for i, row in enumerate(stacked):
-        cls = names[int(row.argmax())]
-        allowed = cls != "none" and not (blocked is not None and cls in blocked[i])
-        out.append(cls if allowed and row.max() >= thresholds.get(cls, DEFAULT_THRESHOLD) else "none")
-    return out
+    return np.array(names, dtype=object)[stacked.argmax(axis=1)], stacked.max(axis=1)
 
 
 def min_recall(truth: Sequence[str], pred: Sequence[str]) -> float:
@@ -133,8 +138,13 @@ def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
         fn = sum(t == c and p != c for t, p in zip(truth, pred))
         if tp + fn == 0:
             continue
-        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+        f1s.append(f1_of(tp, fp, fn))
     return sum(f1s) / len(f1s) if f1s else 0.0
+
+
+def f1_of(tp: int, fp: int, fn: int) -> float:
+    """One class's F1 from its counts (0 with no true positive)."""
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
 def choose_thresholds(per_class: dict[str, np.ndarray], truth: Sequence[str], fixed: Sequence[str],
@@ -181,10 +191,7 @@ def _per_class_effects(per_class: dict[str, np.ndarray], truth: Sequence[str], f
     """For each class (rows, CLASSES order) at each GRID threshold (columns): its F1, its recall and
     the classifier's own false alarms of that class, the ``fixed`` verdicts counted in. A row's
     verdict hangs on its top class's threshold only, so these tables make every combination's score."""
-    names = list(per_class)
-    stacked = np.stack([per_class[c] for c in names], axis=1)
-    top = np.array(names, dtype=object)[stacked.argmax(axis=1)]
-    best = stacked.max(axis=1)
+    top, best = top_labels(per_class)
     fixed_arr, truth_arr = np.array(fixed, dtype=object), np.array(truth, dtype=object)
     f1, recall, alarms = (np.zeros((len(CLASSES), len(GRID))) for _ in range(3))
     for ci, c in enumerate(CLASSES):
@@ -199,7 +206,7 @@ def _per_class_effects(per_class: dict[str, np.ndarray], truth: Sequence[str], f
             takes = mine & (best >= threshold)
             tp = fixed_tp + int((takes & is_c).sum())
             fp = fixed_fp + int((takes & ~is_c).sum())
-            f1[ci, gi] = 2 * tp / (2 * tp + fp + (support - tp)) if tp else 0.0
+            f1[ci, gi] = f1_of(tp, fp, support - tp)
             recall[ci, gi] = tp / support if support else 0.0
             alarms[ci, gi] = int((takes & (truth_arr == "none")).sum())
     return f1, recall, alarms
