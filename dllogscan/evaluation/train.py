@@ -153,7 +153,8 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
     texts = [item_text(i) for i in items]
     labels = [label_of(i.label, i.subclass) for i in items]
     # the training rows: each item's labels with their shares (``label_shares``), then the lexicon;
-    # owner: the item a row comes from, -1 for the lexicon (always trained on)
+    # owner: the item a row comes from, -1 for the lexicon (always trained on). A second row per
+    # thread of its prose lines alone was measured and not kept: README, "Another writer's voice"
     rows = [(j, label, share) for j, i in enumerate(items) for label, share in label_shares(i.label, i.subclass)]
     lexicon = lexicon_rows() if with_lexicon else []
     row_texts = [texts[j] for j, _, _ in rows] + [text for text, _, _ in lexicon]
