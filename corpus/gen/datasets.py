@@ -22,7 +22,7 @@ from torch.utils.data import Dataset, default_collate, get_worker_info
 CACHE_LOCK = threading.Lock()
 
 FAULTS = ("none", "keyerror", "filenotfound", "valueerror", "badshape", "segv", "segv-kill",
-          "fpe", "abrt", "hog", "missing-field", "alloc-bytes", "alloc-torch", "lock", "cuda", "skip-bad")
+          "fpe", "abrt", "hog", "missing-field", "alloc-bytes", "alloc-torch", "lock", "cuda", "cuda-table", "skip-bad")
 
 
 class ShardDataset(Dataset):
@@ -42,6 +42,9 @@ class ShardDataset(Dataset):
         g = torch.Generator().manual_seed(1234)
         self.w = torch.randn(dim, generator=g)
         self.index = {f"sample_{i:06d}": i for i in range(n) if i != bad_index}
+        # "cuda-table": a lookup table the main process put on the GPU (CUDA is initialised
+        # there); every sample reads its row, so a forked worker touches CUDA at its first sample
+        self.table = torch.randn(n, device="cuda") if fault == "cuda-table" else None
 
     def set_epoch(self, epoch):
         self.epoch = epoch
@@ -66,6 +69,8 @@ class ShardDataset(Dataset):
         if self._is_bad(idx):
             self._decode(idx)
         x, y = self._features(idx)
+        if self.table is not None:
+            x = x + float(self.table[idx]) * 0
         item = {"x": x, "y": y}
         if self._is_bad(idx) and self.fault == "badshape":
             # a truncated record: default_collate cannot stack it
@@ -160,6 +165,13 @@ class SkipBadSamples(Dataset):
             return self.inner[(idx + 1) % len(self.inner)]
 
 
+class CudaCollate:
+    """A collate that stacks the batch and moves it to the GPU itself (to save the copy later)."""
+
+    def __call__(self, batch):
+        return {k: v.to("cuda", non_blocking=True) for k, v in default_collate(batch).items()}
+
+
 class FieldCollate:
     """A hand-written collate that looks up the fields it was told to batch."""
 
@@ -170,9 +182,14 @@ class FieldCollate:
         return {f: torch.stack([torch.as_tensor(b[f]) for b in batch]) for f in self.fields}
 
 
-def worker_init(worker_id, cgroup=None, rlimit_as_mb=0, slow_init=0.0, say=True):
-    """Per-worker start-up: join a memory cgroup, cap the address space, build an index."""
+def worker_init(worker_id, cgroup=None, rlimit_as_mb=0, slow_init=0.0, say=True, cuda_seed=False):
+    """Per-worker start-up: join a memory cgroup, cap the address space, build an index, seed the
+    GPU's generator per worker."""
     info = get_worker_info()
+    if cuda_seed:
+        torch.cuda.manual_seed(1234 + worker_id)
+        # a per-worker noise buffer on the GPU for the augmentations
+        info.dataset.noise = torch.randn(16, device="cuda")
     if cgroup:
         with open(os.path.join(cgroup, "cgroup.procs"), "w") as fh:
             fh.write(str(os.getpid()))

@@ -229,12 +229,50 @@ def class_c():
     return out
 
 
+REINIT = ("Cannot re-initialize CUDA in forked subprocess", "CUDA error: initialization error")
+FORKED = "CUDA is initialised in the main process (the model is on the GPU) before the workers fork"
+
+
 def class_d():
-    return [Variant("d-cuda-in-worker-w2-fork", "d-cuda-in-worker", "D", "cuda-in-forked-worker",
-                    ["--fault", "cuda", "--device", "cuda", *_w(2, "--start-method", "fork")],
-                    ("Cannot re-initialize CUDA in forked subprocess",), needs_cuda=True,
-                    notes="The model is on CUDA (CUDA initialised in the main process) and "
-                          "__getitem__ calls .to('cuda') in a forked worker.")]
+    """CUDA touched in a forked worker, four ways: ``__getitem__`` moves a tensor to the GPU, the
+    dataset holds a table the main process put on the GPU, the collate function moves the batch,
+    ``worker_init_fn`` seeds the GPU. Needs a GPU: skipped (no log written) where there is none."""
+    out = []
+    item = ["--fault", "cuda", "--device", "cuda"]
+    for tag, args, kw in (("w2-fork", _w(2, "--start-method", "fork"), {}),
+                          ("w4-rank-lightning", _w(4, "--start-method", "fork", "--progress", "lightning"),
+                           {"rank": 0}),
+                          ("w1-default-slurm", _w(1, "--progress", "plain", "--every", "4"), {"slurm": True})):
+        out.append(Variant(f"d-cuda-in-worker-{tag}", "d-cuda-in-worker", "D", "cuda-in-forked-worker",
+                           item + args, REINIT, needs_cuda=True,
+                           notes=f"{FORKED}; __getitem__ calls .to('cuda') in a forked worker"
+                                 + (" (the default start method on Linux: fork)." if "default" in tag else ".")))
+    out.append(Variant("d-cuda-table-w2-tqdm", "d-cuda-table", "D", "cuda-in-forked-worker",
+                       ["--fault", "cuda-table", "--device", "cuda", *_w(2, "--progress", "tqdm")],
+                       REINIT, needs_cuda=True,
+                       notes="The dataset holds a lookup table the main process put on the GPU; every "
+                             "__getitem__ reads its row, so each forked worker touches CUDA at its first sample."))
+    out.append(Variant("d-cuda-collate-w2-print-config", "d-cuda-collate", "D", "cuda-in-forked-worker",
+                       ["--collate", "cuda", "--device", "cuda", "--print-config",
+                        *_w(2, "--progress", "tqdm-lines", "--every", "4")],
+                       REINIT, needs_cuda=True,
+                       notes=f"{FORKED}; the collate_fn moves each batch to the GPU itself, in the worker."))
+    out.append(Variant("d-cuda-worker-init-w4-slurm", "d-cuda-worker-init", "D", "cuda-in-forked-worker",
+                       ["--worker-cuda-seed", "--device", "cuda", *_w(4, "--progress", "plain", "--every", "4")],
+                       REINIT, needs_cuda=True, slurm=True,
+                       notes=f"{FORKED}; worker_init_fn seeds the GPU's generator per worker and puts a "
+                             "noise buffer on the GPU."))
+    lightning = ("PyTorch Lightning (corpus/gen/lightning_run.py): the Trainer moves the model to the GPU "
+                 "before the fit loop forks the loader's workers")
+    out.append(Variant("d-lightning-cuda-in-worker-w2", "d-lightning-cuda", "D", "cuda-in-forked-worker",
+                       ["--fault", "cuda", "--num-workers", "2"], REINIT, needs_cuda=True,
+                       module="corpus.gen.lightning_run",
+                       notes=f"{lightning}; __getitem__ calls .to('cuda') in a forked worker."))
+    out.append(Variant("d-lightning-cuda-table-w4-slurm", "d-lightning-cuda", "D", "cuda-in-forked-worker",
+                       ["--fault", "cuda-table", "--num-workers", "4"], REINIT, needs_cuda=True, slurm=True,
+                       module="corpus.gen.lightning_run",
+                       notes=f"{lightning}; the dataset holds a table it put on the GPU, read per sample."))
+    return out
 
 
 def class_e():
@@ -258,6 +296,11 @@ def class_e():
                        "tqdm-lines", "--every", "8"), ("KeyboardInterrupt",),
                        notes=lock_note + " No timeout; the harness interrupts the stalled run.",
                        silence=10, on_silence="sigint"))
+    out.append(Variant("e-lock-timeout-cuda-w2-rank", "e-lock-timeout", "E", "deadlock-timeout",
+                       lock + ["--timeout", "5", "--device", "cuda"] + _w(2, "--progress", "tqdm-lines", "--every", "8"),
+                       ("DataLoader timed out after 5 seconds",), rank=1, needs_cuda=True,
+                       notes=lock_note + " The model trains on the GPU (CUDA initialised before the fork; the "
+                                         "workers never touch it): a hang, not class D."))
     slow = ["--slow-init", "8", "--epochs", "3"]
     slow_note = ("worker_init_fn takes 8 s (building a file index) and persistent_workers=False, "
                  "so every epoch starts with a long silent stall: a slow epoch start, not a crash.")
@@ -345,8 +388,22 @@ def nearmisses():
                                   "tqdm-lines", "--every", "8"), {},
            "The lock-at-fork setup with spawn: workers start with a fresh lock and the run "
            "finishes.")]
-    return [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
-                    kind="nearmiss", notes=note, **kw) for tag, args, kw, note in nm]
+    out = [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
+                   kind="nearmiss", notes=note, **kw) for tag, args, kw, note in nm]
+    # on a GPU: CUDA used in workers the right way, and a plain GPU run (skipped where no GPU)
+    gpu = [("cuda-spawn-ok-w2", ["--fault", "cuda", "--device", "cuda", *_w(2, "--start-method", "spawn",
+                                 "--print-config", "--progress", "tqdm")], {},
+            "__getitem__ calls .to('cuda') as in d-cuda-in-worker, but the workers are spawned: each "
+            "starts its own CUDA context and the run finishes."),
+           ("cuda-healthy-pin-w4", ["--device", "cuda", *_w(4, "--pin-memory", "--persistent-workers",
+                                    "--print-config", "--progress", "lightning")], {"rank": 0},
+            "Healthy training on the GPU with pin_memory and four forked workers that never touch CUDA."),
+           ("lightning-gpu-healthy-w2", ["--num-workers", "2"], {"module": "corpus.gen.lightning_run"},
+            "Healthy PyTorch Lightning training on the GPU (corpus/gen/lightning_run.py), two forked workers "
+            "that never touch CUDA.")]
+    out += [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
+                    kind="nearmiss", notes=note, needs_cuda=True, **kw) for tag, args, kw, note in gpu]
+    return out
 
 
 def all_variants():

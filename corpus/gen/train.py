@@ -19,7 +19,7 @@ from torch import nn
 from torch.utils.data import DataLoader, default_collate
 
 from corpus.gen.bar import STYLES, Bar
-from corpus.gen.datasets import (CACHE_LOCK, FAULTS, FieldCollate, ShardDataset,
+from corpus.gen.datasets import (CACHE_LOCK, FAULTS, CudaCollate, FieldCollate, ShardDataset,
                                  SkipBadSamples, worker_init)
 
 
@@ -48,8 +48,11 @@ def parse_args(argv=None):
     p.add_argument("--patches", type=int, default=0, help="small tensors per sample")
     p.add_argument("--keep-batches", action="store_true",
                    help="keep every batch's patches alive in the main process (epoch-end metric)")
-    p.add_argument("--collate", choices=("default", "fields", "lambda"), default="default",
-                   help="lambda: a collate_fn written as a lambda (spawn cannot pickle it)")
+    p.add_argument("--collate", choices=("default", "fields", "lambda", "cuda"), default="default",
+                   help="lambda: a collate_fn written as a lambda (spawn cannot pickle it); "
+                        "cuda: one that moves the batch to the GPU")
+    p.add_argument("--worker-cuda-seed", action="store_true",
+                   help="worker_init_fn seeds the GPU's generator and puts a buffer on the GPU")
     p.add_argument("--skip-bad", action="store_true", help="wrap the dataset to skip bad samples")
     p.add_argument("--nofile", type=int, default=0, help="RLIMIT_NOFILE soft limit")
     p.add_argument("--cgroup", default=None, help="memory cgroup the workers join")
@@ -99,6 +102,9 @@ def main(argv=None):
 
     print(f"torch {torch.__version__} | python {sys.version.split()[0]} | pid {os.getpid()}",
           flush=True)
+    if (args.device == "cuda" or args.fault == "cuda-table") and not torch.cuda.is_available():
+        print("SKIP: CUDA asked for but torch.cuda.is_available() is False", flush=True)
+        return
     dataset = ShardDataset(n=args.samples, fault=args.fault, bad_index=args.bad_index,
                            fail_epoch=args.fail_epoch, image=args.image, big_image=args.big_image,
                            grow_epoch=args.grow_epoch, patches=args.patches,
@@ -111,9 +117,9 @@ def main(argv=None):
     if args.skip_bad:
         dataset = SkipBadSamples(dataset)
     init = None
-    if args.num_workers and (args.cgroup or args.rlimit_as_mb or args.slow_init):
-        init = functools.partial(worker_init, cgroup=args.cgroup,
-                                 rlimit_as_mb=args.rlimit_as_mb, slow_init=args.slow_init)
+    if args.num_workers and (args.cgroup or args.rlimit_as_mb or args.slow_init or args.worker_cuda_seed):
+        init = functools.partial(worker_init, cgroup=args.cgroup, rlimit_as_mb=args.rlimit_as_mb,
+                                 slow_init=args.slow_init, cuda_seed=args.worker_cuda_seed)
     kwargs = dict(batch_size=args.batch_size, shuffle=args.shuffle,
                   num_workers=args.num_workers, pin_memory=args.pin_memory,
                   timeout=args.timeout, worker_init_fn=init,
@@ -126,6 +132,8 @@ def main(argv=None):
             kwargs["multiprocessing_context"] = args.start_method
     if args.collate == "fields":
         kwargs["collate_fn"] = FieldCollate(["x", "y"])
+    elif args.collate == "cuda":
+        kwargs["collate_fn"] = CudaCollate()
     elif args.collate == "lambda":
         kwargs["collate_fn"] = lambda batch: default_collate(batch)  # noqa: E731 - the point of it
     loader = DataLoader(dataset, **kwargs)
@@ -136,9 +144,6 @@ def main(argv=None):
         print(f"dataset: {type(dataset).__name__}(n={len(dataset)}) steps/epoch={len(loader)}",
               flush=True)
 
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("SKIP: --device cuda but torch.cuda.is_available() is False", flush=True)
-        return
     device = torch.device(args.device)
     model = nn.Sequential(nn.Linear(17, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
