@@ -30,7 +30,18 @@ def test_corpus_is_there():
     assert sum(lab == "none" for lab in labels) >= 8
     subs = {_item(m)[0]["subclass"].split("-")[0] for m in METAS if _item(m)[0]["label"] == "B"}
     assert {"oom", "getitem", "crash"} <= subs
-    assert {"A", "B", "C", "E"} <= set(labels)
+    assert {"A", "B", "C", "D", "E"} <= set(labels)
+
+
+def test_class_d_logs_were_made_on_a_gpu():
+    """The D logs are real CUDA failures (no GPU here: they cannot be regenerated on CI)."""
+    d = [_item(m) for m in METAS if _item(m)[0]["label"] == "D"]
+    assert len({meta["scenario"] for meta, _ in d}) >= 4
+    for meta, text in d:
+        assert "+cu" in meta["torch_version"], meta["torch_version"]
+        assert "in DataLoader worker process" in text
+        assert ("Cannot re-initialize CUDA in forked subprocess" in text
+                or "CUDA error: initialization error" in text)
 
 
 def test_every_log_has_a_sidecar():
