@@ -44,7 +44,12 @@ SHIPPED = DATA_DIR / "classifier.json.gz"
 #: (0.3 of the probability) E 0.828 but D 0.750 -> 0.741 and C 0.910 -> 0.891; a prose-only
 #: logistic regression averaged in (0.15) E 0.819. None ranked hangs better without ranking C and D worse.
 #: Session 34, against 0.841 / 0.688 / 6.2 % as shipped then: the word block alone (no character
-#: n-grams) 0.828 / 0.665 / 6.3 %, C recall 0.84 -> 0.81
+#: n-grams) 0.828 / 0.665 / 6.3 %, C recall 0.84 -> 0.81. Session 35, ranking alone (as above; E 0.828,
+#: D 0.769 with no change): a second, line-level model (each line of >= 3 words labelled with its
+#: thread's class, word n-grams, fitted out of fold inside each training fold) whose per-class maximum
+#: and top-3 mean over a text's lines join the features: D 0.786 / 0.802 at 0.2 / 0.5 of a feature's
+#: weight, E 0.822 / 0.816; windows of three lines instead: D 0.776 / 0.782, E 0.828 / 0.825. It trades
+#: hangs for CUDA reports; not kept (a second model shipped for it)
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
                  token_pattern=r"(?u)\b\w[\w/.-]*\w\b|\b\w\b"),
