@@ -398,6 +398,10 @@ def nearmisses():
            ("cuda-healthy-pin-w4", ["--device", "cuda", *_w(4, "--pin-memory", "--persistent-workers",
                                     "--print-config", "--progress", "lightning")], {"rank": 0},
             "Healthy training on the GPU with pin_memory and four forked workers that never touch CUDA."),
+           ("cuda-oom-main-w4", ["--device", "cuda", "--gpu-oom-step", "12",
+                                 *_w(4, "--print-config", "--progress", "tqdm-lines", "--every", "4")], {},
+            "CUDA out of memory on the GPU in the main process's forward pass (a feature map of 256 GiB "
+            "at step 12) while four forked workers load batches: GPU memory, not a DataLoader worker failure."),
            ("lightning-gpu-healthy-w2", ["--num-workers", "2"], {"module": "corpus.gen.lightning_run"},
             "Healthy PyTorch Lightning training on the GPU (corpus/gen/lightning_run.py), two forked workers "
             "that never touch CUDA.")]

@@ -60,6 +60,8 @@ def parse_args(argv=None):
     p.add_argument("--slow-init", type=float, default=0.0, help="seconds of worker start-up")
     p.add_argument("--checkpoint-thread-epoch", type=int, default=-1,
                    help="after this epoch an async checkpoint thread holds the cache lock")
+    p.add_argument("--gpu-oom-step", type=int, default=-1,
+                   help="at this step the main process builds a feature map too large for the GPU")
     p.add_argument("--main-error-step", type=int, default=-1,
                    help="validation in the main loop raises ValueError at this global step")
     p.add_argument("--warnings", action="store_true", help="provoke real harmless warnings")
@@ -176,6 +178,11 @@ def main(argv=None):
             extra = batch["image"].mean(dim=(1, 2, 3)) if "image" in batch else x.sum(1) * 0
             if "patches" in batch:
                 extra = extra + torch.stack(batch["patches"]).mean() * 0
+            if gstep + 1 == args.gpu_oom_step:
+                # a dense pairwise feature map over a batch grown 16-fold: 256 GiB on the GPU
+                big = x.to(device).repeat(16, 1)
+                pairwise = big[:, :, None, None] * big.new_ones(1, 1, 2 ** 14, 2 ** 10)
+                extra = extra + pairwise.mean() * 0
             logits = model(torch.cat([x, extra[:, None]], dim=1).to(device))
             target = batch["y"].to(device)
             loss = loss_fn(logits, target)
