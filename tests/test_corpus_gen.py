@@ -35,7 +35,7 @@ def test_corpus_is_there():
 
 def test_class_d_logs_were_made_on_a_gpu():
     """The D logs are real CUDA failures (no GPU here: they cannot be regenerated on CI)."""
-    d = [_item(m) for m in METAS if _item(m)[0]["label"] == "D"]
+    d = [(meta, text) for meta, text in map(_item, METAS) if meta["label"] == "D"]
     assert len({meta["scenario"] for meta, _ in d}) >= 4
     for meta, text in d:
         assert "+cu" in meta["torch_version"], meta["torch_version"]

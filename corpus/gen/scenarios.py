@@ -388,8 +388,6 @@ def nearmisses():
                                   "tqdm-lines", "--every", "8"), {},
            "The lock-at-fork setup with spawn: workers start with a fresh lock and the run "
            "finishes.")]
-    out = [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
-                   kind="nearmiss", notes=note, **kw) for tag, args, kw, note in nm]
     # on a GPU: CUDA used in workers the right way, and a plain GPU run (skipped where no GPU)
     gpu = [("cuda-spawn-ok-w2", ["--fault", "cuda", "--device", "cuda", *_w(2, "--start-method", "spawn",
                                  "--print-config", "--progress", "tqdm")], {},
@@ -405,9 +403,9 @@ def nearmisses():
            ("lightning-gpu-healthy-w2", ["--num-workers", "2"], {"module": "corpus.gen.lightning_run"},
             "Healthy PyTorch Lightning training on the GPU (corpus/gen/lightning_run.py), two forked workers "
             "that never touch CUDA.")]
-    out += [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
-                    kind="nearmiss", notes=note, needs_cuda=True, **kw) for tag, args, kw, note in gpu]
-    return out
+    return [Variant(f"nearmiss-{tag}", f"nearmiss-{tag.rsplit('-w', 1)[0]}", "none", None, args,
+                    kind="nearmiss", notes=note, needs_cuda=needs_cuda, **kw)
+            for entries, needs_cuda in ((nm, False), (gpu, True)) for tag, args, kw, note in entries]
 
 
 def all_variants():
