@@ -49,7 +49,12 @@ SHIPPED = DATA_DIR / "classifier.json.gz"
 #: thread's class, word n-grams, fitted out of fold inside each training fold) whose per-class maximum
 #: and top-3 mean over a text's lines join the features: D 0.786 / 0.802 at 0.2 / 0.5 of a feature's
 #: weight, E 0.822 / 0.816; windows of three lines instead: D 0.776 / 0.782, E 0.828 / 0.825. It trades
-#: hangs for CUDA reports; not kept (a second model shipped for it)
+#: hangs for CUDA reports; not kept (a second model shipped for it). Session 36, ranking alone (A 0.956,
+#: B 0.957, C 0.921, D 0.773, E 0.828 with no change): a cosine k-nearest-neighbour vote over the
+#: same stacked features blended into the probabilities (k = 15, 0.2 of the blend) D 0.787, E 0.843
+#: but A 0.950, C 0.915 (over the word block alone E 0.818, the character block alone E 0.827); it
+#: would ship every training text's vector with the model. The training threads' `why` sentences
+#: as extra rows (0.3 of a thread): D 0.785, E 0.831, A 0.951. Neither kept
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
                  token_pattern=r"(?u)\b\w[\w/.-]*\w\b|\b\w\b"),
