@@ -44,6 +44,24 @@ def test_class_d_logs_were_made_on_a_gpu():
                 or "CUDA error: initialization error" in text)
 
 
+def test_ddp_logs_are_torchruns_two_ranks():
+    """The DDP hang logs come from real torchrun: both ranks' own prefixes, the stalled rank's
+    failure in the loader, and the launcher's own lines (torch.distributed.elastic); its OMP_NUM_THREADS
+    banner names no thread pool (the hang stays a plain one or a timeout)."""
+    from dllogscan import api
+
+    ddp = [(meta, text, path) for (meta, text), path in zip(map(_item, METAS), METAS)
+           if meta["scenario"] == "e-ddp-lock"]
+    assert len(ddp) == 2
+    for meta, text, path in ddp:
+        assert "torch.distributed.run" in meta["notes"]
+        assert "[default0]:" in text and "[default1]:" in text and "[rank1]: " in text
+        assert "torch.distributed.elastic" in text and "OMP_NUM_THREADS environment variable" in text
+        assert "torch/utils/data/dataloader.py" in text
+        [top] = api.scan(path[: -len(".meta.json")] + ".log").diagnoses[:1]
+        assert top.cls == "E" and top.subclass in ("hang", "timeout"), (path, top.subclass)
+
+
 def test_every_log_has_a_sidecar():
     logs = sorted(glob.glob(os.path.join(LOGS, "*.log")))
     assert logs

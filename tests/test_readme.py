@@ -21,3 +21,16 @@ def test_exactly_two_setup_commands():
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert setup_commands()[1] in ci.splitlines()
+
+
+def test_log_files_the_readme_names_exist():
+    """Every `name.log` the README cites is a committed log (corpus/logs/ or examples/): a renamed
+    variant left `e-deadlock-timeout-w2.log` cited for sessions after its file was gone."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([a-z0-9][a-z0-9._-]*\.log)`", text))
+    assert named
+    missing = [n for n in sorted(named)
+               if not (ROOT / "corpus" / "logs" / n).is_file() and not (ROOT / "examples" / n).is_file()]
+    assert not missing, missing

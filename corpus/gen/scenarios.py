@@ -11,6 +11,9 @@ CAUGHT = "in DataLoader worker process"
 BUS = ("is killed by signal: Bus error", "Unexpected bus error encountered in worker")
 KILLED = ("is killed by signal: Killed", "exited unexpectedly")
 TIME_LIMIT = ("DUE TO TIME LIMIT",)
+#: ``python -m torch.distributed.run`` (torchrun) running two DistributedDataParallel ranks of the
+#: training script (gloo, CPU), each rank's output prefixed by torchrun itself
+TORCHRUN = ["--standalone", "--nproc-per-node", "2", "--tee", "3", "-m", "corpus.gen.train", "--ddp"]
 
 
 def _w(n, *extra):
@@ -262,6 +265,14 @@ def class_d():
                        REINIT, needs_cuda=True, slurm=True,
                        notes=f"{FORKED}; worker_init_fn seeds the GPU's generator per worker and puts a "
                              "noise buffer on the GPU."))
+    out.append(Variant("d-ddp-cuda-in-worker-nccl-w2", "d-ddp-cuda", "D", "cuda-in-forked-worker",
+                       ["--standalone", "--nproc-per-node", "1", "--tee", "3", "-m", "corpus.gen.train",
+                        "--ddp", "--ddp-backend", "nccl", *item,
+                        *_w(2, "--start-method", "fork", "--progress", "plain", "--every", "4")],
+                       REINIT, needs_cuda=True, module="torch.distributed.run",
+                       notes=f"{FORKED}; one DistributedDataParallel rank (NCCL) under torchrun, whose "
+                             "prefixes and failure summary are in the log; __getitem__ calls .to('cuda') "
+                             "in a forked worker."))
     lightning = ("PyTorch Lightning (corpus/gen/lightning_run.py): the Trainer moves the model to the GPU "
                  "before the fit loop forks the loader's workers")
     out.append(Variant("d-lightning-cuda-in-worker-w2", "d-lightning-cuda", "D", "cuda-in-forked-worker",
@@ -301,6 +312,27 @@ def class_e():
                        ("DataLoader timed out after 5 seconds",), rank=1, needs_cuda=True,
                        notes=lock_note + " The model trains on the GPU (CUDA initialised before the fork; the "
                                          "workers never touch it): a hang, not class D."))
+    # a DistributedDataParallel job of two ranks (gloo, CPU) under torchrun, whose own
+    # "[defaultN]:" / "[rankN]:" prefixes are in the log: only rank 1 starts the checkpoint
+    # thread, so only rank 1's epoch-1 workers block, and rank 0 waits for it in the gradient
+    # all-reduce (the field guide's hang of one rank that stalls the others)
+    torchrun = TORCHRUN + ["--stall-rank", "1"]
+    ddp_note = (lock_note + " Two ranks of a DistributedDataParallel job (gloo on the CPU) under "
+                "torchrun; only rank 1 starts the checkpoint thread, so only its workers block, "
+                "and rank 0 waits for it in the gradient all-reduce.")
+    out.append(Variant("e-ddp-lock-timeout-gloo-w2", "e-ddp-lock", "E", "deadlock-timeout",
+                       torchrun + ["--ddp-timeout", "120", "--timeout", "10"] + lock
+                       + _w(2, "--progress", "plain", "--every", "4"),
+                       ("DataLoader timed out after 10 seconds",), module="torch.distributed.run",
+                       notes=ddp_note + " Rank 1's DataLoader has timeout=10 and raises; rank 0's all-reduce "
+                                        "then fails as rank 1's connection closes.", timeout=180))
+    out.append(Variant("e-ddp-lock-sigint-gloo-w2", "e-ddp-lock", "E", "hang",
+                       torchrun + ["--ddp-timeout", "600"] + lock
+                       + _w(2, "--progress", "plain", "--every", "4"),
+                       ("KeyboardInterrupt",), module="torch.distributed.run", silence=12,
+                       on_silence="sigint", timeout=180,
+                       notes=ddp_note + " No timeouts hit: the harness interrupts torchrun, which "
+                                        "passes SIGINT on to both ranks."))
     slow = ["--slow-init", "8", "--epochs", "3"]
     slow_note = ("worker_init_fn takes 8 s (building a file index) and persistent_workers=False, "
                  "so every epoch starts with a long silent stall: a slow epoch start, not a crash.")
@@ -387,7 +419,17 @@ def nearmisses():
                                   "--start-method", "spawn", "--epochs", "3", "--progress",
                                   "tqdm-lines", "--every", "8"), {},
            "The lock-at-fork setup with spawn: workers start with a fresh lock and the run "
-           "finishes.")]
+           "finishes."),
+          ("ddp-healthy-w2", TORCHRUN + _w(2, "--print-config", "--progress", "plain", "--every", "4"),
+           {"module": "torch.distributed.run"},
+           "Healthy two-rank DistributedDataParallel run (gloo, CPU) under torchrun, with its "
+           "OMP_NUM_THREADS banner and both ranks' prefixed lines."),
+          ("ddp-main-valueerror-w2", TORCHRUN + _w(2, "--main-error-step", "20", "--progress", "plain",
+                                                  "--every", "4"),
+           {"module": "torch.distributed.run"},
+           "Both ranks of a DistributedDataParallel run under torchrun raise a ValueError in their "
+           "validation code in the main loop; torchrun reports the failed ranks (ChildFailedError). "
+           "No worker is involved.")]
     # on a GPU: CUDA used in workers the right way, and a plain GPU run (skipped where no GPU)
     gpu = [("cuda-spawn-ok-w2", ["--fault", "cuda", "--device", "cuda", *_w(2, "--start-method", "spawn",
                                  "--print-config", "--progress", "tqdm")], {},

@@ -65,6 +65,12 @@ def parse_args(argv=None):
     p.add_argument("--main-error-step", type=int, default=-1,
                    help="validation in the main loop raises ValueError at this global step")
     p.add_argument("--warnings", action="store_true", help="provoke real harmless warnings")
+    p.add_argument("--ddp", action="store_true",
+                   help="one rank of a DistributedDataParallel job (gloo; run under torchrun)")
+    p.add_argument("--ddp-timeout", type=int, default=60, help="process-group timeout (s)")
+    p.add_argument("--ddp-backend", choices=("gloo", "nccl"), default="gloo")
+    p.add_argument("--stall-rank", type=int, default=-1,
+                   help="with --ddp: only this rank starts the --checkpoint-thread-epoch thread")
     p.add_argument("--print-config", action="store_true")
     p.add_argument("--device", default="cpu")
     p.add_argument("--progress", choices=STYLES, default="tqdm")
@@ -102,11 +108,24 @@ def main(argv=None):
     if args.sharing_strategy:
         torch.multiprocessing.set_sharing_strategy(args.sharing_strategy)
 
-    print(f"torch {torch.__version__} | python {sys.version.split()[0]} | pid {os.getpid()}",
-          flush=True)
     if (args.device == "cuda" or args.fault == "cuda-table") and not torch.cuda.is_available():
         print("SKIP: CUDA asked for but torch.cuda.is_available() is False", flush=True)
         return
+    rank = local_rank = 0
+    if args.ddp:
+        import datetime
+
+        import torch.distributed as dist
+
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if args.device == "cuda":
+            torch.cuda.set_device(local_rank)
+        dist.init_process_group(args.ddp_backend, timeout=datetime.timedelta(seconds=args.ddp_timeout))
+        rank = dist.get_rank()
+        print(f"initialized process group: backend={args.ddp_backend} rank={rank} "
+              f"world_size={dist.get_world_size()} timeout={args.ddp_timeout}s", flush=True)
+    print(f"torch {torch.__version__} | python {sys.version.split()[0]} | pid {os.getpid()}",
+          flush=True)
     dataset = ShardDataset(n=args.samples, fault=args.fault, bad_index=args.bad_index,
                            fail_epoch=args.fail_epoch, image=args.image, big_image=args.big_image,
                            grow_epoch=args.grow_epoch, patches=args.patches,
@@ -126,6 +145,12 @@ def main(argv=None):
                   num_workers=args.num_workers, pin_memory=args.pin_memory,
                   timeout=args.timeout, worker_init_fn=init,
                   generator=torch.Generator().manual_seed(args.seed))
+    if args.ddp:
+        from torch.utils.data.distributed import DistributedSampler
+
+        kwargs.pop("generator")
+        kwargs["sampler"] = DistributedSampler(dataset, shuffle=args.shuffle, seed=args.seed)
+        kwargs["shuffle"] = False
     if args.num_workers:
         kwargs["persistent_workers"] = args.persistent_workers
         if args.prefetch_factor:
@@ -148,6 +173,9 @@ def main(argv=None):
 
     device = torch.device(args.device)
     model = nn.Sequential(nn.Linear(17, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)
+    if args.ddp:
+        model = nn.parallel.DistributedDataParallel(
+            model, device_ids=[local_rank] if args.device == "cuda" else None)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     if args.warnings:
@@ -163,6 +191,8 @@ def main(argv=None):
     t_run = time.monotonic()
     for epoch in range(args.epochs):
         base.set_epoch(epoch)
+        if args.ddp:
+            kwargs["sampler"].set_epoch(epoch)
         bar = Bar(len(loader), style=args.progress, desc=f"epoch {epoch}", epoch=epoch,
                   every=args.every)
         t0 = time.monotonic()
@@ -205,7 +235,7 @@ def main(argv=None):
         print(f"epoch {epoch} | train_loss {total / max(seen, 1):.4f} | "
               f"acc {correct / max(seen, 1):.3f} | first batch {first or 0:.2f}s | "
               f"{time.monotonic() - t0:.1f}s", flush=True)
-        if epoch == args.checkpoint_thread_epoch:
+        if epoch == args.checkpoint_thread_epoch and args.stall_rank in (-1, rank):
             checkpoint_async(epoch, model)
     print(f"training finished: {args.epochs} epochs, {gstep} steps in "
           f"{time.monotonic() - t_run:.1f}s", flush=True)
