@@ -52,9 +52,13 @@ SHIPPED = DATA_DIR / "classifier.json.gz"
 #: hangs for CUDA reports; not kept (a second model shipped for it). Session 36, ranking alone (A 0.956,
 #: B 0.957, C 0.921, D 0.773, E 0.828 with no change): a cosine k-nearest-neighbour vote over the
 #: same stacked features blended into the probabilities (k = 15, 0.2 of the blend) D 0.787, E 0.843
-#: but A 0.950, C 0.915 (over the word block alone E 0.818, the character block alone E 0.827); it
-#: would ship every training text's vector with the model. The training threads' `why` sentences
-#: as extra rows (0.3 of a thread): D 0.785, E 0.831, A 0.951. Neither kept
+#: but A 0.950, C 0.915 (over the word block alone E 0.818, the character block alone E 0.827; in a
+#: 100-dimension LSA space D 0.790, E 0.845, A 0.948). Nested in the grouped CV (LSA space, the
+#: thresholds chosen on the blended inner out-of-fold probabilities; 0.841 / 0.691 / 6.0 % as shipped):
+#: blended into the probabilities 0.839 / 0.686 / 5.8 % (E's and D's thresholds at the grid's floor),
+#: added to the logits before calibration (weight 1 / 0.5 on the log vote) 0.831 / 0.675 / 6.5 % and
+#: 0.834 / 0.683 / 6.6 %. The training threads' `why` sentences as extra rows (0.3 of a thread):
+#: ranking D 0.785, E 0.831, A 0.951. Neither kept
 VECTORIZERS = {
     "word": dict(analyzer="word", ngram_range=(1, 2), min_df=2, max_features=12000, sublinear_tf=True,
                  token_pattern=r"(?u)\b\w[\w/.-]*\w\b|\b\w\b"),
