@@ -28,12 +28,13 @@ REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
 OPTIONAL = {"subclass", "priority", "kinds", "since", "until", "source", "notes",
             "refines", "link", "linked_weight", "absorbs", "absorb_within",
-            "requires", "excludes", "capture_after", "flags", "alone", "canonical", "variant_of"}
+            "requires", "excludes", "capture_after", "flags", "alone", "canonical", "variant_of", "lead"}
 ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",
          "exit_code", "rss_kb", "process", "rank", "strategy", "persistent_workers", "pin_memory",
-         "start_method", "open_files", "batch_shape", "shm_use", "cpu_count", "pod"}
+         "start_method", "open_files", "batch_shape", "shm_use", "cpu_count", "pod",
+         "collective_timeout_ms"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
 FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",

@@ -98,6 +98,8 @@ def run(source: Source, scanner: Scanner | None = None,
     diagnoses, notes = decide(weak, out, min_confidence, classifier, model)
     if not diagnoses:
         diagnoses = _canonical_left(out, scanner)
+    if not diagnoses:
+        notes = notes + _leads(out, scanner.db)
     if needs_naming(diagnoses):
         diagnoses = _likely_causes_named(diagnoses, out)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
@@ -167,6 +169,27 @@ def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
     kept = {id(h) for h in filter_hits(list(out.hits), scanner.db)}
     dropped = [h for h in canonical if id(h) not in kept]
     return scope.unexplained(dropped, scanner.db, digest_lines(out)) if dropped else []
+
+
+class _Filled(dict):
+    """A lead's placeholders: the hit's facts, ``?`` for one it did not capture."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _leads(out: ScanOutput, db: Database) -> tuple[str, ...]:
+    """For a text with no diagnosis: the note (``lead``) of each signature with one that a line
+    matched, at its first such line, whatever the signature's own conditions."""
+    seen: set[str] = set()
+    notes = []
+    for hit in out.hits:
+        sig = db.by_id.get(hit.signature)
+        if sig is None or not sig.lead or sig.id in seen:
+            continue
+        seen.add(sig.id)
+        notes.append(sig.lead.format_map(_Filled(hit.facts, line=hit.line)))
+    return tuple(notes)
 
 
 def _likely_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:

@@ -20,7 +20,7 @@ KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
     "linked_weight", "absorbs", "absorb_within", "requires", "excludes", "capture_after",
-    "flags", "notes", "alone", "canonical", "variant_of",
+    "flags", "notes", "alone", "canonical", "variant_of", "lead",
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
@@ -85,6 +85,9 @@ class Signature:
     variant_of: str | None = None
     origin: str = ""
     user: bool = False  # from a user's file: its pattern runs with a time budget (sigprobe.py)
+    #: a note for a text that gets no diagnosis but has this line: what the line shows and the one
+    #: check that would tell; ``{line}`` and the hit's facts (``{rank}``) filled in
+    lead: str = ""
 
     def may_stand_alone(self, facts: dict[str, str]) -> bool:
         """Whether a hit with ``facts`` counts when no failure of its class is in the source."""

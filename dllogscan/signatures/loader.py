@@ -38,6 +38,19 @@ def _conditions(raw: Any, origin: str, sig_id: str, name: str) -> tuple[Conditio
     return tuple(out)
 
 
+def _plain_placeholders(template: str) -> bool:
+    """Whether ``template``'s only fields are ``{name}`` (no index, attribute, conversion or format
+    spec), so filling it with a hit's facts cannot fail or reach into an object."""
+    from string import Formatter
+
+    try:
+        fields = list(Formatter().parse(template))
+    except ValueError:
+        return False
+    return all(name is None or (name.isidentifier() and not spec and conv is None)
+               for _, name, spec, conv in fields)
+
+
 def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
                     user: bool = False) -> Signature:
     """Validate one raw TOML table and build a Signature; ``compile_now`` also compiles its
@@ -92,6 +105,9 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
     canonical = raw.get("canonical", False)
     if not isinstance(canonical, bool) or (canonical and (role != "failure" or weight < 0.5)):
         raise _fail(origin, sig_id, "canonical must be true or false, and true only for a failure of weight >= 0.5")
+    lead = raw.get("lead", "")
+    if lead and not _plain_placeholders(lead):
+        raise _fail(origin, sig_id, "lead may hold only {name} placeholders (a fact's name, or line)")
     variant_of = raw.get("variant_of")
     if variant_of is not None and (not isinstance(variant_of, str) or variant_of == sig_id):
         raise _fail(origin, sig_id, "variant_of must name another entry's id")
@@ -108,7 +124,7 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
         capture_after=int(raw.get("capture_after", 0)), alone=alone, canonical=canonical,
         variant_of=variant_of, origin=origin,
-        user=user,
+        user=user, lead=lead,
     )
     if compiled is not None:
         # what cached_property would store

@@ -19,6 +19,7 @@ SIGNATURE_FIELDS = {
     "counter_examples": "texts", "refines": "text", "link": "text", "linked_weight": "number",
     "absorbs": "texts", "absorb_within": "int", "requires": "conditions", "excludes": "conditions",
     "capture_after": "int", "flags": "text", "notes": "text", "alone": "alone",
+    "lead": "text",
 }
 FIX_FIELDS = {"key": "text", "rank": "int", "title": "text", "why": "text", "commands": "texts",
               "code": "text", "notes": "text", "when": "text",

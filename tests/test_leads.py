@@ -1,0 +1,63 @@
+"""A line that points somewhere without deciding (a signature's ``lead``): shown as a note when a
+text gets no diagnosis, never beside one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dllogscan
+from dllogscan.core.errors import SignatureError
+from dllogscan.report.terminal import to_text
+from dllogscan.signatures.loader import parse_signature
+
+GLOO_LOG = Path(__file__).parent / "fixtures" / "logs" / "ddp-gloo-collective-timeout.log"
+NCCL = ("[rank1]:[E1130 06:00:00.1 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.")
+
+
+def test_a_real_gloo_timeout_gets_no_diagnosis_and_its_lead():
+    result = dllogscan.scan(GLOO_LOG)
+    assert result.diagnoses == ()
+    [note] = result.notes
+    assert note.startswith("Line 38: a gloo collective waited 20000 ms for a peer that never joined")
+    assert "py-spy dump" in note and "class E" in note
+    assert result.to_dict()["notes"] == [note]
+    assert "No DataLoader worker failure found." in to_text([result]) and "waited 20000 ms" in to_text([result])
+
+
+def test_an_nccl_watchdog_timeout_lead_names_rank_and_timeout(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("epoch 0 step 10/100 loss 0.5\nepoch 0 step 20/100 loss 0.4\n" + NCCL + "\n", encoding="utf-8")
+    result = dllogscan.scan(log)
+    assert result.diagnoses == ()
+    [note] = result.notes
+    assert note.startswith("Line 3: a NCCL collective timed out after 600000 ms (rank 1)")
+
+
+def test_a_fact_the_hit_lacks_reads_as_a_question_mark(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("[E ProcessGroupNCCL.cpp:566] Caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+                   "TensorShape=[1], Timeout(ms)=1800000) ran for 1800394 milliseconds before timing out.\n",
+                   encoding="utf-8")
+    [note] = dllogscan.scan(log).notes
+    assert "after 1800000 ms (rank ?)" in note
+
+
+def test_no_lead_beside_a_diagnosis(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: DataLoader timed out after 10 seconds\n"
+                   "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out "
+                   "waiting 1800000ms for recv operation to complete\n", encoding="utf-8")
+    result = dllogscan.scan(log)
+    assert result.diagnoses and result.diagnoses[0].cls == "E"
+    assert not any("gloo collective" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("lead", ["Line {line", "{0}", "{rank.__class__}", "{rank!r}", "{rank:>9}"])
+def test_a_lead_with_anything_but_plain_placeholders_is_refused(lead):
+    raw = {"id": "user.x", "class": "E", "subclass": "hang", "title": "t", "role": "context",
+           "keywords": ["zz"], "pattern": "zz", "weight": 0.1, "examples": ["zz"], "lead": lead}
+    with pytest.raises(SignatureError, match="lead may hold only"):
+        parse_signature(raw, "user.toml")
