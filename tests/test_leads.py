@@ -33,7 +33,7 @@ def test_an_nccl_watchdog_timeout_lead_names_rank_and_timeout(tmp_path):
     result = dllogscan.scan(log)
     assert result.diagnoses == ()
     [note] = result.notes
-    assert note.startswith("Line 3: a NCCL collective timed out after 600000 ms (rank 1)")
+    assert note.startswith("Line 3: a NCCL collective timed out after 600000 ms (seen by rank 1): some rank")
 
 
 def test_a_fact_the_hit_lacks_reads_as_a_question_mark(tmp_path):
@@ -42,7 +42,7 @@ def test_a_fact_the_hit_lacks_reads_as_a_question_mark(tmp_path):
                    "TensorShape=[1], Timeout(ms)=1800000) ran for 1800394 milliseconds before timing out.\n",
                    encoding="utf-8")
     [note] = dllogscan.scan(log).notes
-    assert "after 1800000 ms (rank ?)" in note
+    assert "after 1800000 ms (seen by rank ?)" in note
 
 
 def test_no_lead_beside_a_diagnosis(tmp_path):

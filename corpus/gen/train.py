@@ -66,7 +66,7 @@ def parse_args(argv=None):
                    help="validation in the main loop raises ValueError at this global step")
     p.add_argument("--warnings", action="store_true", help="provoke real harmless warnings")
     p.add_argument("--ddp", action="store_true",
-                   help="one rank of a DistributedDataParallel job (gloo; run under torchrun)")
+                   help="one rank of a DistributedDataParallel job (run under torchrun; --ddp-backend)")
     p.add_argument("--ddp-timeout", type=int, default=60, help="process-group timeout (s)")
     p.add_argument("--ddp-backend", choices=("gloo", "nccl"), default="gloo")
     p.add_argument("--stall-rank", type=int, default=-1,
