@@ -6,10 +6,9 @@ import math
 import re
 
 from ..core.models import Diagnosis, Fix
-from ..signatures.database import Database
+from ..signatures.database import PLACEHOLDER_RE, Database
 from .platform import kept, namespaced, platforms_shown
 
-PLACEHOLDER_RE = re.compile(r"\{([a-z0-9_]+)(?:\|([^{}|]{1,40}))?\}")
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 DEFAULT_PREFETCH = 2

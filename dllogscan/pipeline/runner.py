@@ -5,7 +5,7 @@ import dataclasses
 from functools import lru_cache
 from typing import BinaryIO, Iterable
 
-from ..advise.fixes import advise
+from ..advise.fixes import advise, fill
 from ..correlate.candidates import correlate, filter_hits, with_silence
 from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
@@ -171,13 +171,6 @@ def _canonical_left(out: ScanOutput, scanner: Scanner) -> list[Diagnosis]:
     return scope.unexplained(dropped, scanner.db, digest_lines(out)) if dropped else []
 
 
-class _Filled(dict):
-    """A lead's placeholders: the hit's facts, ``?`` for one it did not capture."""
-
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
 def _leads(out: ScanOutput, db: Database) -> tuple[str, ...]:
     """For a text with no diagnosis: the note (``lead``) of each signature with one that a line
     matched, at its first such line, whatever the signature's own conditions."""
@@ -188,7 +181,7 @@ def _leads(out: ScanOutput, db: Database) -> tuple[str, ...]:
         if sig is None or not sig.lead or sig.id in seen:
             continue
         seen.add(sig.id)
-        notes.append(sig.lead.format_map(_Filled(hit.facts, line=hit.line)))
+        notes.append(fill(sig.lead, {**hit.facts, "line": str(hit.line)}))
     return tuple(notes)
 
 

@@ -13,6 +13,9 @@ from . import probes as sigprobe
 from ..core.classes import letters
 
 ROLES = ("failure", "cause", "context", "fact")
+#: a placeholder in a fix's command or a signature's lead: ``{pid}``, or ``{shm_suggest|8g}`` with
+#: the text shown where the fact is missing (``advise.fixes.fill`` fills them)
+PLACEHOLDER_RE = re.compile(r"\{([a-z0-9_]+)(?:\|([^{}|]{1,40}))?\}")
 CLASSES = letters() + ("none",)
 B_SUBCLASS_PREFIXES = ("oom", "getitem", "crash")
 SUBCLASS_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -86,7 +89,7 @@ class Signature:
     origin: str = ""
     user: bool = False  # from a user's file: its pattern runs with a time budget (sigprobe.py)
     #: a note for a text that gets no diagnosis but has this line: what the line shows and the one
-    #: check that would tell; ``{line}`` and the hit's facts (``{rank}``) filled in
+    #: check that would tell; ``{line}`` and the hit's facts (``{rank|?}``) filled in as a fix's are
     lead: str = ""
 
     def may_stand_alone(self, facts: dict[str, str]) -> bool:

@@ -12,8 +12,8 @@ from typing import Any, Iterable
 from . import cache as sigcache, probes as sigprobe, schema as sigschema
 from ..core.errors import SignatureError
 from ..core.paths import PACKAGE_DIR
-from .database import (B_SUBCLASS_PREFIXES, BUILTIN_CONDITIONS, CLASSES, CONDITION_KEYS, FIX_KEYS, KNOWN_KEYS, ROLES,
-                       PLATFORMS, SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
+from .database import (B_SUBCLASS_PREFIXES, BUILTIN_CONDITIONS, CLASSES, CONDITION_KEYS, FIX_KEYS, KNOWN_KEYS,
+                       PLACEHOLDER_RE, ROLES, PLATFORMS, SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
 
 
 def default_dir() -> Path:
@@ -39,16 +39,12 @@ def _conditions(raw: Any, origin: str, sig_id: str, name: str) -> tuple[Conditio
 
 
 def _plain_placeholders(template: str) -> bool:
-    """Whether ``template``'s only fields are ``{name}`` (no index, attribute, conversion or format
-    spec), so filling it with a hit's facts cannot fail or reach into an object."""
-    from string import Formatter
-
-    try:
-        fields = list(Formatter().parse(template))
-    except ValueError:
-        return False
-    return all(name is None or (name.isidentifier() and not spec and conv is None)
-               for _, name, spec, conv in fields)
+    """Whether every brace in ``template`` belongs to a placeholder a fix's command could hold
+    (``PLACEHOLDER_RE``: ``{name}`` or ``{name|default}``) named like a fact, so none is left
+    unfilled as written."""
+    names = [m.group(1) for m in PLACEHOLDER_RE.finditer(template)]
+    rest = PLACEHOLDER_RE.sub("", template)
+    return "{" not in rest and "}" not in rest and all(name.isidentifier() for name in names)
 
 
 def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
@@ -107,7 +103,7 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
         raise _fail(origin, sig_id, "canonical must be true or false, and true only for a failure of weight >= 0.5")
     lead = raw.get("lead", "")
     if lead and not _plain_placeholders(lead):
-        raise _fail(origin, sig_id, "lead may hold only {name} placeholders (a fact's name, or line)")
+        raise _fail(origin, sig_id, "lead may hold only {name} or {name|default} placeholders (a fact's name, or line)")
     variant_of = raw.get("variant_of")
     if variant_of is not None and (not isinstance(variant_of, str) or variant_of == sig_id):
         raise _fail(origin, sig_id, "variant_of must name another entry's id")
