@@ -50,10 +50,10 @@ def test_ddp_logs_are_torchruns_two_ranks():
     banner names no thread pool (the hang stays a plain one or a timeout)."""
     from dllogscan import api
 
-    ddp = [(meta, text, path) for (meta, text), path in zip(map(_item, METAS), METAS)
-           if meta["scenario"] == "e-ddp-lock"]
+    ddp = [(path, *_item(path)) for path in METAS if os.path.basename(path).startswith("e-ddp-lock-")]
     assert len(ddp) == 2
-    for meta, text, path in ddp:
+    for path, meta, text in ddp:
+        assert meta["scenario"] == "e-ddp-lock"
         assert "torch.distributed.run" in meta["notes"]
         assert "[default0]:" in text and "[default1]:" in text and "[rank1]: " in text
         assert "torch.distributed.elastic" in text and "OMP_NUM_THREADS environment variable" in text
