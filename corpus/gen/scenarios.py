@@ -11,9 +11,16 @@ CAUGHT = "in DataLoader worker process"
 BUS = ("is killed by signal: Bus error", "Unexpected bus error encountered in worker")
 KILLED = ("is killed by signal: Killed", "exited unexpectedly")
 TIME_LIMIT = ("DUE TO TIME LIMIT",)
-#: ``python -m torch.distributed.run`` (torchrun) running two DistributedDataParallel ranks of the
-#: training script (gloo, CPU), each rank's output prefixed by torchrun itself
-TORCHRUN = ["--standalone", "--nproc-per-node", "2", "--tee", "3", "-m", "corpus.gen.train", "--ddp"]
+
+
+def _torchrun(nproc: int) -> list[str]:
+    """``python -m torch.distributed.run`` (torchrun) arguments running ``nproc``
+    DistributedDataParallel ranks of the training script, each rank's output prefixed by torchrun."""
+    return ["--standalone", "--nproc-per-node", str(nproc), "--tee", "3", "-m", "corpus.gen.train", "--ddp"]
+
+
+#: two ranks (gloo on the CPU unless --ddp-backend says otherwise)
+TORCHRUN = _torchrun(2)
 
 
 def _w(n, *extra):
@@ -266,8 +273,7 @@ def class_d():
                        notes=f"{FORKED}; worker_init_fn seeds the GPU's generator per worker and puts a "
                              "noise buffer on the GPU."))
     out.append(Variant("d-ddp-cuda-in-worker-nccl-w2", "d-ddp-cuda", "D", "cuda-in-forked-worker",
-                       ["--standalone", "--nproc-per-node", "1", "--tee", "3", "-m", "corpus.gen.train",
-                        "--ddp", "--ddp-backend", "nccl", *item,
+                       [*_torchrun(1), "--ddp-backend", "nccl", *item,
                         *_w(2, "--start-method", "fork", "--progress", "plain", "--every", "4")],
                        REINIT, needs_cuda=True, module="torch.distributed.run",
                        notes=f"{FORKED}; one DistributedDataParallel rank (NCCL) under torchrun, whose "
