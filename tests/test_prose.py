@@ -233,3 +233,53 @@ def test_a_malformed_ruled_out_table_names_itself(tmp_path, body, message):
     bad.write_text(body, encoding="utf-8")
     with pytest.raises(SignatureError, match=message):
         prose.ruled_out(bad)
+
+
+def test_a_hang_kept_from_a_text_without_the_loader_leaves_a_note_not_a_verdict():
+    """The classifier's hang in a text that names nothing of the loader is no diagnosis (the rule
+    stays), but the text gets the note of what would decide it; the note needs a hang over E's
+    threshold, a text about training, and no feature request."""
+    from dllogscan.classify.combine import combine, unsure_hang
+
+    stalled = [(1, "Training never gets past the first step; the process just sits there.")]
+    sure, unsure = {"E": 0.9, "none": 0.1}, {"E": 0.6, "none": 0.4}
+    assert combine([], sure, stalled, _Words(), 0.5) == []
+    note = unsure_hang(sure, stalled, _Words.thresholds, 0.5)
+    assert note == prose.unsure_hang_note().replace("{p}", "90%") and "num_workers=0" in note and "py-spy" in note
+    assert unsure_hang(unsure, stalled, _Words.thresholds, 0.5) is None  # under E's threshold
+    assert unsure_hang({"B.oom": 0.9, "none": 0.1}, stalled, _Words.thresholds, 0.5) is None
+    with_loader = [(1, "Training with num_workers=8 never gets past the first step.")]
+    assert unsure_hang(sure, with_loader, _Words.thresholds, 0.5) is None  # the classifier diagnoses it
+    assert unsure_hang(sure, [(1, "The web server never answers; the process just sits there.")], {}, 0.5) is None
+    request = [(1, "[Feature] Warn when training never gets past the first step.")]
+    assert unsure_hang(sure, request, _Words.thresholds, 0.5) is None
+
+
+def test_the_note_of_a_kept_hang_reaches_the_result_and_every_format():
+    import json
+
+    from dllogscan import api
+    from dllogscan.pipeline import runner
+    from dllogscan.report.markdown import to_markdown
+    from dllogscan.report.terminal import to_text
+
+    class Hang(_Words):
+        def predict(self, texts):
+            return [{"E": 0.9, "none": 0.1} for _ in texts]
+
+    text = b"Training never gets past the first step; the process just sits there.\n"
+    result = runner.run(api.as_source(text, "paste", None), runner.get_scanner(), classifier="on", model=Hang())
+    assert result.diagnoses == () and len(result.notes) == 1 and "no loader hang is diagnosed" in result.notes[0]
+    assert json.loads(json.dumps(result.to_dict()))["notes"] == list(result.notes)
+    assert "no loader hang is diagnosed" in to_markdown([result])
+    assert "no loader hang is" in " ".join(to_text([result]).split())
+    told = b"Training with num_workers=8 never gets past the first step.\n"
+    result = runner.run(api.as_source(told, "paste", None), runner.get_scanner(), classifier="on", model=Hang())
+    assert [d.cls for d in result.diagnoses] == ["E"] and result.notes == ()
+
+
+def test_a_missing_unsure_hang_note_names_itself(tmp_path):
+    bad = tmp_path / "prose.toml"
+    bad.write_text('unsure_hang_note = "no placeholder"\n', encoding="utf-8")
+    with pytest.raises(SignatureError, match="unsure_hang_note"):
+        prose.unsure_hang_note(bad)

@@ -30,7 +30,9 @@
   loading", "fetching a batch", "epoch"): a DDP barrier, an NCCL timeout or a BLAS deadlock in a
   text about neither reads like a loader hang to a bag of words. The thresholds are chosen with this
   rule applied (``blocked_classes``), so E's comes down where its look-alikes no longer count
-  against it;
+  against it. Where this rule alone keeps such a hang (over E's threshold) from a text left with no
+  verdict, the result carries a note instead (``unsure_hang``, the pipeline adds it): no verdict,
+  and the check that would decide it (py-spy where it waits; a rerun with ``num_workers=0``);
 - a feature request (an issue template's header, a title tagged [Feature] or [RFC]: ``request_text``
   in ``data/prose.toml``) is no failure report: the classifier gives it no class alone and no prose
   sentence counts in it; a signature's failure text still does;
@@ -229,6 +231,25 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
     if not any(RELEVANT.search(text) for _, text in lines) or cls in blocked_classes(t for _, t in lines):
         return None
     return max((label for label in pred if label.split(".", 1)[0] == cls), key=pred.get)
+
+
+def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresholds: dict[str, float],
+                min_confidence: float) -> str | None:
+    """The note for a text with no verdict where the classifier's hang (class E) would clear its
+    threshold but the text names nothing of the loader (``blocked_classes``; a feature request
+    gets none): what would decide it (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
+    cls = top_class(pred)
+    if cls not in NEEDS_LOADER_CONTEXT:
+        return None
+    p = class_probability(pred, cls)
+    if p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
+        return None
+    texts = [t for _, t in lines]
+    if not any(RELEVANT.search(t) for t in texts) or cls not in blocked_classes(texts) or is_request(texts):
+        return None
+    from .prose import unsure_hang_note
+
+    return unsure_hang_note().replace("{p}", f"{p:.0%}")
 
 
 def blocked_classes(texts) -> frozenset[str]:

@@ -73,6 +73,16 @@ def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
 
 
 @lru_cache(maxsize=2)
+def unsure_hang_note(path: Path = DATA) -> str:
+    """The note of a text the classifier reads as a hang that ``loader_text`` keeps from it
+    (``unsure_hang_note`` in the data file; ``{p}``: the classifier's probability)."""
+    note = _document(path).get("unsure_hang_note")
+    if not isinstance(note, str) or "{p}" not in note:
+        raise SignatureError(f"{path}: needs an `unsure_hang_note` string with {{p}} (the note of a hang kept from a text)")
+    return note
+
+
+@lru_cache(maxsize=2)
 def request_text(path: Path = DATA) -> "regex.Pattern[str]":
     """The forms of a feature request (``request_text`` in the data file): the classifier gives no
     class alone, and no prose sentence counts, in such a text (``combine.blocked_classes``)."""

@@ -89,5 +89,5 @@ def explain(path: str, signatures: list[str]) -> str:
         lines.append(f"  {d.cls}/{d.subclass}  {d.confidence:.2f}  via {d.method}: {', '.join(d.signatures)}")
         if d.cls == ELSEWHERE:
             lines += [f"    moved out of A-E (data/scope.toml): {note}" for note in d.notes]
-    lines += [f"  set aside (data/scope.toml): {note}" for note in result.notes]
+    lines += [f"  note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

@@ -130,7 +130,9 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
     if classifier != "off" and _wants_classifier(weak, out, classifier):
         merged = _with_classifier(weak, out, min_confidence, model)
         if merged is not None:
+            merged, unsure = merged
             diagnoses, ruled_out = _hangs_ruled_out(merged, out)
+            ruled_out += unsure
     diagnoses, notes = _in_scope(diagnoses, out)
     return diagnoses, ruled_out + notes
 
@@ -219,9 +221,11 @@ def _wants_classifier(diagnoses, out, mode: str) -> bool:
 
 
 def _with_classifier(diagnoses, out, min_confidence: float, model=None):
-    """Signature diagnoses merged with the classifier's view; None when no model is shipped."""
+    """Signature diagnoses merged with the classifier's view, and, where none is left, the note of
+    a hang the classifier read but may not give alone (``combine.unsure_hang``); None when no
+    model is shipped."""
     from ..classify import light
-    from ..classify.combine import combine
+    from ..classify.combine import combine, unsure_hang
     from ..classify.digest import digest_lines
 
     model = model or light.shipped()
@@ -229,9 +233,13 @@ def _with_classifier(diagnoses, out, min_confidence: float, model=None):
         return None
     lines = digest_lines(out)
     if not lines:
-        return [d for d in diagnoses if d.confidence >= min_confidence]
+        return [d for d in diagnoses if d.confidence >= min_confidence], ()
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
-    return combine(diagnoses, pred, lines, model, min_confidence)
+    merged = combine(diagnoses, pred, lines, model, min_confidence)
+    if merged:
+        return merged, ()
+    note = unsure_hang(pred, lines, getattr(model, "thresholds", None) or {}, min_confidence)
+    return merged, (note,) if note else ()
 
 
 def with_source_name(result: ScanResult, name: str) -> ScanResult:
