@@ -4,7 +4,7 @@
     python bench/reader_study.py --with-cv   # and dllogscan's out-of-fold verdicts on the same threads (~4 min)
 
 ``bench/reader_study/readers.jsonl`` holds 300 threads of ``corpus/threads`` (drawn at random per
-class with a fixed seed: A 25, B 45, C 25, D 40, E 65, none 100, unambiguous only; three of the
+class with a fixed seed: A 25, B 45, C 25, D 40, E 65, none 100, unambiguous only; four of the
 look-alikes were labelled E later by the rules `other-framework-loader` and `slow-start`), each labelled
 blind by one of three readers who saw only the thread's text (under an opaque id) and the field
 guide — not the label, not ``why`` (the maintainer's answer that decided the label), not the file

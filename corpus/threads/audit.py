@@ -29,7 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 AUDITED = HERE / "audited.toml"
 #: the similarity at which two texts count as one paste: on the corpus of session 38, 0.6 flags
-#: 24 pairs of different labels (and 171 of the same); 0.5 would flag 94, mostly shared boilerplate
+#: 26 pairs of different labels (and about 170 of the same); 0.5 would flag about 90, mostly
+#: shared boilerplate (the excessive-worker warning, the worker-death template)
 SIMILAR = 0.6
 #: a review of a `similar` pair stays current down to SIMILAR - this (another scikit-learn's float
 #: arithmetic must not turn a pair at 0.60 into a stale review)
