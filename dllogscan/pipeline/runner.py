@@ -128,9 +128,9 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
     ruled_out: tuple[str, ...] = ()
     if classifier != "off" and _wants_classifier(weak, out, classifier):
-        merged = _with_classifier(weak, out, min_confidence, model)
-        if merged is not None:
-            merged, unsure = merged
+        consulted = _with_classifier(weak, out, min_confidence, model)
+        if consulted is not None:
+            merged, unsure = consulted
             diagnoses, ruled_out = _hangs_ruled_out(merged, out)
             ruled_out += unsure
     diagnoses, notes = _in_scope(diagnoses, out)
