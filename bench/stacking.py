@@ -50,7 +50,7 @@ def gather(root: Path | None = None) -> list[dict]:
     from dllogscan.classify.combine import blocked_classes, class_probability
     from dllogscan.classify.digest import digest_lines
     from dllogscan.classify.labels import split_label
-    from dllogscan.classify.prose import load_rules, loader_text, request_text
+    from dllogscan.classify.prose import load_rules, loader_text
     from dllogscan.correlate.candidates import PROGRESS_RE, RELEVANT
     from dllogscan.evaluation.corpus import folds_of, load_items
     from dllogscan.evaluation.train import train_items
@@ -79,7 +79,6 @@ def gather(root: Path | None = None) -> list[dict]:
                 "prose": sorted({split_label(r.label)[0] for r in rules if r.sentence(lines)}),
                 "relevant": any(RELEVANT.search(t) for t in texts),
                 "loader": any(loader_text().search(t) for t in texts),
-                "request": any(request_text().search(t) for t in texts),
                 "e_blocked": "E" in blocked_classes(texts),
                 "progress": sum(1 for t in texts if PROGRESS_RE.search(t)), "lines": len(lines),
                 "verdict": predict(item, "combined", model)[0]})
@@ -95,7 +94,7 @@ def features(row: dict, with_verdict: bool = False) -> list[float]:
         out.append(max((s["confidence"] for s in hits), default=0.0))
         out.append(float(any(s["canonical"] and s["confidence"] > 0 for s in hits)))
     out += [float(c in row["prose"]) for c in FAILURES]
-    out += [float(row[k]) for k in ("relevant", "loader", "request", "e_blocked")]
+    out += [float(row[k]) for k in ("relevant", "loader", "e_blocked")]
     out += [math.log1p(row["progress"]), math.log1p(row["lines"])]
     if with_verdict:
         out += [float(row["verdict"] == c) for c in LABELS]

@@ -15,7 +15,7 @@ def row(truth: str, fold: int, verdict: str, probs: dict[str, float] | None = No
         probs = {truth: 0.9, "none": 0.1} if truth != "none" else {"none": 1.0}
     return {"thread": f"{truth}-{fold}.md", "fold": fold, "truth": truth, "probs": probs,
             "signatures": signatures or [], "prose": prose or [],
-            "relevant": True, "loader": True, "request": False, "e_blocked": False, "progress": 0, "lines": 12,
+            "relevant": True, "loader": True, "e_blocked": False, "progress": 0, "lines": 12,
             "verdict": verdict}
 
 
@@ -23,7 +23,7 @@ def test_features_read_every_kind_of_evidence():
     plain = stacking.features(row("none", 0, "none"))
     hit = stacking.features(row("D", 0, "D", signatures=[{"class": "D", "confidence": 0.7, "canonical": True,
                                                          "ids": ["D.x"]}], prose=["E"]))
-    assert len(plain) == len(hit) == 6 + 2 * 5 + 5 + 4 + 2
+    assert len(plain) == len(hit) == 6 + 2 * 5 + 5 + 3 + 2
     d_conf, d_canonical = 6 + 2 * 3, 6 + 2 * 3 + 1
     assert (plain[d_conf], plain[d_canonical]) == (0.0, 0.0)
     assert (hit[d_conf], hit[d_canonical]) == (0.7, 1.0)

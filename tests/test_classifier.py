@@ -154,30 +154,13 @@ def test_a_hang_told_in_prose_is_weak_evidence_the_classifier_weighs():
     assert combine([], {"E": 0.4, "none": 0.4, "A": 0.2}, warning, FakeModel(), 0.5) == []
 
 
-@pytest.mark.parametrize("title", [
-    "### 🚀 The feature, motivation and pitch",
-    "[RFC] Allow changing num_workers between epochs",
-    "# [Feature request] report which sample a worker was loading when it died",
-    "**Is your feature request related to a problem? Please describe.**",
-])
-def test_a_feature_request_gets_no_verdict_without_a_failure_text(title):
-    """A text that asks for a feature: neither the classifier alone nor a prose sentence gives it a
-    class, however sure; a signature's failure text in it still decides."""
-    lines = [(1, title), (2, "With num_workers=8 the DataLoader gets stuck after epoch 3; workers are slow to start.")]
-    assert combine([], {"E": 0.95, "none": 0.05}, lines, FakeModel(), 0.5) == []
-    assert combine([], {"B.getitem": 0.95, "none": 0.05}, lines, FakeModel(), 0.5) == []
-    [d] = combine([diag("A", 0.95)], {"E": 0.9, "none": 0.1}, lines, FakeModel(), 0.5)
-    assert d.cls == "A"
-    plain = [(1, "# DataLoader gets stuck"), lines[1]]
-    assert [d.cls for d in combine([], {"E": 0.95, "none": 0.05}, plain, FakeModel(), 0.5)] == ["E"]
-
-
-@pytest.mark.parametrize("text", [
-    "The feature extractor's worker hangs", "a requested feature of the loader", "## Feature maps are wrong"])
-def test_words_of_features_are_no_request(text):
-    from dllogscan.classify.combine import is_request
-
-    assert not is_request([text])
+def test_a_feature_request_is_read_like_any_other_text():
+    """Since session 38 no rule sets a feature request apart (data/prose.toml says why): the
+    classifier's verdict and a signature's failure text decide it as they decide any text."""
+    lines = [(1, "[RFC] Allow changing num_workers between epochs"),
+             (2, "With num_workers=8 the DataLoader gets stuck after epoch 3; workers are slow to start.")]
+    assert [d.cls for d in combine([], {"E": 0.95, "none": 0.05}, lines, FakeModel(), 0.5)] == ["E"]
+    assert combine([], {"E": 0.3, "none": 0.7}, [lines[0]], FakeModel(), 0.5) == []
 
 
 def test_verdicts_show_their_calibrated_confidence_in_the_same_order():

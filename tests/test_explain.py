@@ -31,13 +31,6 @@ def test_explain_shows_dropped_hits():
     assert "verdict: 0 diagnosis(es)" in out
 
 
-def test_explain_says_a_feature_request_gets_no_class_from_the_classifier():
-    out = explain("[RFC] Allow changing num_workers between epochs\n\n### 🚀 The feature, motivation and pitch\n\n"
-                  "Workers take 20 s to start; we would like to change num_workers without a new DataLoader.\n")
-    assert "speaks of the data loader or its epochs: yes; a feature request: no class from the classifier alone" in out
-    assert "verdict: 0 diagnosis(es)" in out
-
-
 def test_explain_says_a_hang_that_stays_without_workers_gets_no_hang_from_words():
     out = explain("Training with the DataLoader and num_workers=8 freezes at epoch 3, GPUs idle.\n"
                   "With num_workers=0 the training still freezes at the same point.\n")

@@ -238,7 +238,7 @@ def test_a_malformed_ruled_out_table_names_itself(tmp_path, body, message):
 def test_a_hang_kept_from_a_text_without_the_loader_leaves_a_note_not_a_verdict():
     """The classifier's hang in a text that names nothing of the loader is no diagnosis (the rule
     stays), but the text gets the note of what would decide it; the note needs a hang over E's
-    threshold, a text about training, and no feature request."""
+    threshold and a text about training."""
     from dllogscan.classify.combine import combine, unsure_hang
 
     stalled = [(1, "Training never gets past the first step; the process just sits there.")]
@@ -251,8 +251,6 @@ def test_a_hang_kept_from_a_text_without_the_loader_leaves_a_note_not_a_verdict(
     with_loader = [(1, "Training with num_workers=8 never gets past the first step.")]
     assert unsure_hang(sure, with_loader, _Words.thresholds, 0.5) is None  # the classifier diagnoses it
     assert unsure_hang(sure, [(1, "The web server never answers; the process just sits there.")], {}, 0.5) is None
-    request = [(1, "[Feature] Warn when training never gets past the first step.")]
-    assert unsure_hang(sure, request, _Words.thresholds, 0.5) is None
 
 
 def test_the_note_of_a_kept_hang_reaches_the_result_and_every_format():

@@ -33,9 +33,6 @@
   against it. Where this rule alone keeps such a hang (over E's threshold) from a text left with no
   verdict, the result carries a note instead (``unsure_hang``, the pipeline adds it): no verdict,
   and the check that would decide it (py-spy where it waits; a rerun with ``num_workers=0``);
-- a feature request (an issue template's header, a title tagged [Feature] or [RFC]: ``request_text``
-  in ``data/prose.toml``) is no failure report: the classifier gives it no class alone and no prose
-  sentence counts in it; a signature's failure text still does;
 - with no signature verdict, one sentence that tells a failure in prose — the loader or its
   workers hang, were killed, ran out of memory, crashed (``prose.py``, data ``data/prose.toml``)
   — is weak evidence of that class of its own: the rule's prior, whose odds the classifier's
@@ -64,7 +61,6 @@ import dataclasses
 import math
 from typing import Sequence
 
-from ..core.classes import field_guide_letters
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
 from ..core.models import Diagnosis, Evidence
 from .labels import CAUSE_NOT_SHOWN, TITLE, split_label
@@ -80,7 +76,6 @@ DEFAULT_THRESHOLD = 0.7
 MAX_CITED = 3
 GUESSED_SUBCLASS = "from the text classifier"  # the note refine_subclass leaves
 NEEDS_LOADER_CONTEXT = frozenset({"E"})
-FAILURE_CLASSES = frozenset(field_guide_letters())
 MIN_PROGRESS_LINES = 2
 REFINE_SUBCLASS = 0.8
 #: the methods of a diagnosis that no failure text vouches for
@@ -155,7 +150,7 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
     one per class, none of a class already ``found``."""
     from .prose import load_rules
 
-    if not any(RELEVANT.search(text) for _, text in lines) or is_request([text for _, text in lines]):
+    if not any(RELEVANT.search(text) for _, text in lines):
         return []
     out = []
     for rule in load_rules():
@@ -236,8 +231,7 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
 def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresholds: dict[str, float],
                 min_confidence: float) -> str | None:
     """The note for a text with no verdict where the classifier's hang (class E) would clear its
-    threshold but the text names nothing of the loader (``blocked_classes``; a feature request
-    gets none): what would decide it (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
+    threshold but the text names nothing of the loader (``blocked_classes``): what would decide it (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
     cls = top_class(pred)
     if cls not in NEEDS_LOADER_CONTEXT:
         return None
@@ -245,7 +239,7 @@ def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresh
     if p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
         return None
     texts = [t for _, t in lines]
-    if not any(RELEVANT.search(t) for t in texts) or cls not in blocked_classes(texts) or is_request(texts):
+    if not any(RELEVANT.search(t) for t in texts) or cls not in blocked_classes(texts):
         return None
     from .prose import unsure_hang_note
 
@@ -253,12 +247,9 @@ def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresh
 
 
 def blocked_classes(texts) -> frozenset[str]:
-    """The classes the classifier may not give alone to these texts: every class in a feature
-    request, else E without a word of the data loader or its workers (see the rules above)."""
-    texts = list(texts)
-    if is_request(texts):
-        return FAILURE_CLASSES
-    return frozenset() if speaks_of_loader(texts) else NEEDS_LOADER_CONTEXT
+    """The classes the classifier may not give alone to these texts: E without a word of the data
+    loader or its workers (see the rules above)."""
+    return frozenset() if speaks_of_loader(list(texts)) else NEEDS_LOADER_CONTEXT
 
 
 def hang_from_words(d: Diagnosis) -> bool:
@@ -291,14 +282,6 @@ def speaks_of_loader(texts: Sequence[str]) -> bool:
 
     loader = loader_text()
     return any(loader.search(t) for t in texts)
-
-
-def is_request(texts: Sequence[str]) -> bool:
-    """Whether these texts ask for a feature (``request_text`` in ``data/prose.toml``)."""
-    from .prose import request_text
-
-    request = request_text()
-    return any(request.search(t) for t in texts)
 
 
 def update(prior: float, p_class: float, p_none: float) -> float:

@@ -82,13 +82,6 @@ def unsure_hang_note(path: Path = DATA) -> str:
     return note
 
 
-@lru_cache(maxsize=2)
-def request_text(path: Path = DATA) -> "regex.Pattern[str]":
-    """The forms of a feature request (``request_text`` in the data file): the classifier gives no
-    class alone, and no prose sentence counts, in such a text (``combine.blocked_classes``)."""
-    return _required_pattern(path, _document(path), "request_text", "the forms of a feature request")
-
-
 @dataclass(frozen=True)
 class RuledOut:
     """A sentence that rules out a hang of the loader's workers (``[[ruled_out]]`` in the data

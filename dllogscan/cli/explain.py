@@ -16,7 +16,7 @@ from ..core.errors import SourceError
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
     from ..classify import light
-    from ..classify.combine import is_request, scaled, speaks_of_loader
+    from ..classify.combine import scaled, speaks_of_loader
     from ..classify.digest import digest_lines
     from ..classify.prose import first_ruled_out
 
@@ -32,9 +32,9 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
-    aside = "; a feature request: no class from the classifier alone" if is_request(texts) else ""
+    aside = ""
     if (found := first_ruled_out(lines)) is not None:
-        aside += f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})"
+        aside = f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})"
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
