@@ -231,7 +231,8 @@ def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_co
 def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresholds: dict[str, float],
                 min_confidence: float) -> str | None:
     """The note for a text with no verdict where the classifier's hang (class E) would clear its
-    threshold but the text names nothing of the loader (``blocked_classes``): what would decide it (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
+    threshold but the text names nothing of the loader (``blocked_classes``): what would decide it
+    (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
     cls = top_class(pred)
     if cls not in NEEDS_LOADER_CONTEXT:
         return None

@@ -32,9 +32,8 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
-    aside = ""
-    if (found := first_ruled_out(lines)) is not None:
-        aside = f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})"
+    found = first_ruled_out(lines)
+    aside = f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})" if found else ""
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
