@@ -215,15 +215,27 @@ def top_class(pred: dict[str, float]) -> str:
     return max(sorted(classes), key=lambda c: class_probability(pred, c))
 
 
-def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_confidence: float,
-                thresholds: dict[str, float]) -> str | None:
-    """The classifier's label when it may diagnose on its own: its top class clears that class's
-    threshold and ``min_confidence``, and the text is about PyTorch training at all; else None."""
+def _confident_class(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_confidence: float,
+                     thresholds: dict[str, float]) -> tuple[str, float] | None:
+    """The classifier's top class and its probability where it clears that class's threshold and
+    ``min_confidence`` in a text about PyTorch training at all; else None."""
     cls = top_class(pred)
     p = class_probability(pred, cls)
     if cls == "none" or p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
         return None
-    if not any(RELEVANT.search(text) for _, text in lines) or cls in blocked_classes(t for _, t in lines):
+    if not any(RELEVANT.search(text) for _, text in lines):
+        return None
+    return cls, p
+
+
+def own_verdict(pred: dict[str, float], lines: Sequence[tuple[int, str]], min_confidence: float,
+                thresholds: dict[str, float]) -> str | None:
+    """The classifier's label when it may diagnose on its own: its top class is confident
+    (``_confident_class``) and not blocked in this text (``blocked_classes``); else None."""
+    if (confident := _confident_class(pred, lines, min_confidence, thresholds)) is None:
+        return None
+    cls = confident[0]
+    if cls in blocked_classes(t for _, t in lines):
         return None
     return max((label for label in pred if label.split(".", 1)[0] == cls), key=pred.get)
 
@@ -233,18 +245,12 @@ def unsure_hang(pred: dict[str, float], lines: Sequence[tuple[int, str]], thresh
     """The note for a text with no verdict where the classifier's hang (class E) would clear its
     threshold but the text names nothing of the loader (``blocked_classes``): what would decide it
     (``unsure_hang_note`` in ``data/prose.toml``). No verdict changes."""
-    cls = top_class(pred)
-    if cls not in NEEDS_LOADER_CONTEXT:
-        return None
-    p = class_probability(pred, cls)
-    if p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
-        return None
-    texts = [t for _, t in lines]
-    if not any(RELEVANT.search(t) for t in texts) or cls not in blocked_classes(texts):
+    confident = _confident_class(pred, lines, min_confidence, thresholds)
+    if confident is None or confident[0] not in blocked_classes(t for _, t in lines):
         return None
     from .prose import unsure_hang_note
 
-    return unsure_hang_note().replace("{p}", f"{p:.0%}")
+    return unsure_hang_note().replace("{p}", f"{confident[1]:.0%}")
 
 
 def blocked_classes(texts) -> frozenset[str]:
