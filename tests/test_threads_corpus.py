@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -47,6 +48,50 @@ def test_no_source_is_held_out():
 
     held = [m["source_url"] for m in METAS.values() if is_held_out(m["source_url"])]
     assert held == [], f"held-out threads in the corpus: {held}"
+
+
+NEEDS_HELDOUT = pytest.mark.skipif(not (HELDOUT / "check.py").exists(),
+                                   reason="../shared/heldout is not beside this checkout: add.py cannot run")
+
+
+def _add(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(THREADS / "add.py"), *args], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+@NEEDS_HELDOUT
+def test_add_check_refuses_what_add_would_and_writes_nothing():
+    """``add.py --check`` is the finders' dry run: the same refusals as adding, no file written."""
+    path, meta = next(iter(METAS.items()))
+    stem = path.name[: -len(".meta.json")]
+    text = path.with_name(f"{stem}.md").read_text(encoding="utf-8")
+    new_url = "https://github.com/example-owner/example-repo/issues/987654321"
+    fresh = {"stem": "none-example-owner-example-repo-987654321", "text": text,
+             "meta": {**meta, "label": "none", "source_url": new_url, "labels": {"first": "none"}}}
+    lines = [json.dumps({"stem": stem, "text": text, "meta": meta}),  # already here
+             json.dumps(fresh),
+             json.dumps({**fresh, "stem": "none-example-owner-example-repo-987654322"}),  # its URL again
+             json.dumps({**fresh, "stem": "Bad Stem"}),
+             "not json"]
+    before = sorted(p.name for p in THREADS.iterdir())
+    done = _add("--check", stdin="\n".join(lines) + "\n")
+    assert sorted(p.name for p in THREADS.iterdir()) == before
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"{fresh['stem']}: ok"]
+    refusals = done.stderr.splitlines()
+    assert f"duplicate of {stem}" in refusals[0] and f"a thread named {stem} is already here" in refusals[0]
+    assert "duplicate of none-example-owner-example-repo-987654321" in refusals[1]
+    assert refusals[2].startswith("Bad Stem: refused: stem") and refusals[3].startswith("line 5: not JSON")
+
+
+@NEEDS_HELDOUT
+def test_add_url_says_whether_a_candidate_can_be_used():
+    known = next(iter(METAS.values()))["source_url"]
+    new_url = "https://github.com/example-owner/example-repo/issues/987654321"
+    done = _add("--url", new_url)
+    assert (done.returncode, done.stdout) == (0, f"{new_url}: new\n")
+    done = _add("--url", new_url, known)
+    assert done.returncode == 1 and done.stdout.splitlines()[1].startswith(f"{known}: duplicate of ")
 
 
 def test_threads_load_as_items_grouped_by_repository():

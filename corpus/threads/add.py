@@ -1,11 +1,15 @@
 """Add real threads to corpus/threads/: validate, check against the held-out list, refuse duplicates.
 
-    python3 corpus/threads/add.py < items.jsonl
+    python3 corpus/threads/add.py < items.jsonl            # add them
+    python3 corpus/threads/add.py --check < items.jsonl    # the same checks, nothing written
+    python3 corpus/threads/add.py --url URL [URL ...]      # held out, already here, or new?
 
 One JSON object per line: {"stem": "...", "text": "<the .md body>", "meta": {...sidecar...}}.
 The sidecar's fields are described in README.md here. An item is refused (and named on stderr)
 when a field is missing or wrong, when its URL is held out (../shared/heldout/check.py), or when a
-thread with the same canonical URL is already in the corpus. Exit 1 when anything was refused.
+thread with the same canonical URL is already in the corpus or earlier in the input. Exit 1 when
+anything was refused (``--url``: when any URL is held out or already here). Finders run ``--url``
+on each candidate before writing it up and ``--check`` on their file (BRIEF.md here).
 """
 from __future__ import annotations
 
@@ -71,7 +75,28 @@ def problems(item: dict) -> list[str]:
     return out
 
 
-def main() -> int:
+def verdict(url: str, seen: dict[str, str], canonical, is_held_out) -> str | None:
+    """Why ``url`` cannot be used (held out, or a thread already here), or None when it is new."""
+    if is_held_out(url):
+        return f"HELD OUT: {url} (never use it)"
+    if canonical(url) in seen:
+        return f"duplicate of {seen[canonical(url)]}"
+    return None
+
+
+def check_urls(urls: list[str]) -> int:
+    canonical, is_held_out = _canonical()
+    seen = existing_urls(canonical)
+    found = [(url, verdict(url, seen, canonical, is_held_out)) for url in urls]
+    for url, why in found:
+        print(f"{url}: {why or 'new'}")
+    return 1 if any(why for _, why in found) else 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--url"]:
+        return check_urls(argv[1:])
+    write = argv[:1] != ["--check"]
     canonical, is_held_out = _canonical()
     seen = existing_urls(canonical)
     refused = 0
@@ -87,13 +112,17 @@ def main() -> int:
         stem = item.get("stem", f"line {n}")
         errs = problems(item)
         url = item.get("meta", {}).get("source_url", "")
-        if url and is_held_out(url):
-            errs.append(f"HELD OUT: {url} (never use it)")
-        elif url and canonical(url) in seen:
-            errs.append(f"duplicate of {seen[canonical(url)]}")
+        if url and (why := verdict(url, seen, canonical, is_held_out)):
+            errs.append(why)
+        if STEM.match(stem) and (HERE / f"{stem}.meta.json").exists():
+            errs.append(f"a thread named {stem} is already here")
         if errs:
             print(f"{stem}: refused: " + "; ".join(errs), file=sys.stderr)
             refused += 1
+            continue
+        seen[canonical(url)] = stem
+        if not write:
+            print(f"{stem}: ok")
             continue
         meta = {"kind": "thread", "e_cause": None, "evidence": None,
                 "made_by": "real thread (search tool); prose paraphrased, error output verbatim",
@@ -103,10 +132,9 @@ def main() -> int:
         (HERE / f"{stem}.md").write_text(text, encoding="utf-8")
         (HERE / f"{stem}.meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n",
                                                 encoding="utf-8")
-        seen[canonical(url)] = stem
         print(f"{stem}: added")
     return 1 if refused else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
