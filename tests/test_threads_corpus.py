@@ -40,18 +40,20 @@ def test_no_thread_twice():
     assert [u for u, n in urls.items() if n > 1] == []
 
 
-@pytest.mark.skipif(not (HELDOUT / "check.py").exists(),
-                    reason="../shared/heldout is not beside this checkout: cannot check the held-out list")
+#: the held-out list and add.py need ../shared beside this checkout (a fresh clone has none)
+NEEDS_HELDOUT = pytest.mark.skipif(not (HELDOUT / "check.py").exists(),
+                                   reason="../shared/heldout is not beside this checkout: cannot check the held-out list")
+#: a URL no corpus thread has, for add.py's checks
+NEW_URL = "https://github.com/example-owner/example-repo/issues/987654321"
+
+
+@NEEDS_HELDOUT
 def test_no_source_is_held_out():
     sys.path.insert(0, str(HELDOUT))
     from check import is_held_out  # type: ignore[import-not-found]
 
     held = [m["source_url"] for m in METAS.values() if is_held_out(m["source_url"])]
     assert held == [], f"held-out threads in the corpus: {held}"
-
-
-NEEDS_HELDOUT = pytest.mark.skipif(not (HELDOUT / "check.py").exists(),
-                                   reason="../shared/heldout is not beside this checkout: add.py cannot run")
 
 
 def _add(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -65,9 +67,8 @@ def test_add_check_refuses_what_add_would_and_writes_nothing():
     path, meta = next(iter(METAS.items()))
     stem = path.name[: -len(".meta.json")]
     text = path.with_name(f"{stem}.md").read_text(encoding="utf-8")
-    new_url = "https://github.com/example-owner/example-repo/issues/987654321"
     fresh = {"stem": "none-example-owner-example-repo-987654321", "text": text,
-             "meta": {**meta, "label": "none", "source_url": new_url, "labels": {"first": "none"}}}
+             "meta": {**meta, "label": "none", "source_url": NEW_URL, "labels": {"first": "none"}}}
     lines = [json.dumps({"stem": stem, "text": text, "meta": meta}),  # already here
              json.dumps(fresh),
              json.dumps({**fresh, "stem": "none-example-owner-example-repo-987654322"}),  # its URL again
@@ -87,10 +88,9 @@ def test_add_check_refuses_what_add_would_and_writes_nothing():
 @NEEDS_HELDOUT
 def test_add_url_says_whether_a_candidate_can_be_used():
     known = next(iter(METAS.values()))["source_url"]
-    new_url = "https://github.com/example-owner/example-repo/issues/987654321"
-    done = _add("--url", new_url)
-    assert (done.returncode, done.stdout) == (0, f"{new_url}: new\n")
-    done = _add("--url", new_url, known)
+    done = _add("--url", NEW_URL)
+    assert (done.returncode, done.stdout) == (0, f"{NEW_URL}: new\n")
+    done = _add("--url", NEW_URL, known)
     assert done.returncode == 1 and done.stdout.splitlines()[1].startswith(f"{known}: duplicate of ")
 
 
