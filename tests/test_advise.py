@@ -55,6 +55,11 @@ def test_pytorchs_rerun_hint_does_not_overwrite_the_worker_count():
     # a zero alone, or a later non-zero count, is still taken as written
     assert dllogscan.scan("DataLoader(ds, num_workers=0)\n").facts["num_workers"] == "0"
     assert dllogscan.scan("num_workers=0\nnum_workers=4\n").facts["num_workers"] == "4"
+    # the hint alone is no worker count either: the fixes fill in their default, not 0 workers
+    hint_only = dllogscan.scan(log.splitlines()[1] + "\n")
+    assert "num_workers" not in hint_only.facts
+    assert not any("num_workers=0," in (f.code or "") for f in hint_only.diagnoses[0].fixes
+                   if "multiprocessing_context" in (f.code or ""))
 
 
 BUS_ERROR = ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error. It is possible that "
