@@ -71,3 +71,39 @@ def test_outputs_name_class_f():
     result = dllogscan.scan(LOGS / "f-pickling-lambda-w2-spawn.log")
     assert label_for(result, "dataloader: ") == "dataloader: F-spawn"
     assert "workers could not start" in verdict(result)
+
+
+SPAWNED_CHILD = """Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 122, in spawn_main
+    exitcode = _main(fd, parent_sentinel)
+  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 132, in _main
+    self = reduction.pickle.load(from_parent)
+AttributeError: Can't get attribute 'collate_batch' on <module 'tools.prep' from '/srv/tools/prep.py'>
+"""
+
+
+def test_main_module_real_logs_absorb_the_workers_exit():
+    """A collate_fn defined under the main guard (corpus/gen/notebook.py, real runs): one F verdict
+    with the import fixes first, the parent's `exited unexpectedly` absorbed, no B."""
+    for log in sorted(LOGS.glob("f-main-module-*.log")):
+        result = dllogscan.scan(log)
+        assert [(d.cls, d.subclass) for d in result.diagnoses] == [("F", "main-module")], log.name
+        top = result.diagnoses[0]
+        assert any("exited unexpectedly" in e.text for e in top.evidence)
+        assert top.fixes[0].title.startswith("Define the Dataset, collate_fn and worker_init_fn in a .py module")
+
+
+def test_main_module_text_needs_the_loader_or_the_spawned_childs_frame(tmp_path):
+    # a notebook's (or `python -c`'s) built-in __main__ beside the loader's exit: F, not B
+    pasted = ("AttributeError: Can't get attribute '_Dataset' on <module '__main__' (built-in)>\n" + PARENT)
+    assert [(d.cls, d.subclass) for d in dllogscan.scan(pasted).diagnoses] == [("F", "main-module")]
+    # the same text from torch.load of a pickled model in a script: no loader, no F
+    loading = ("model = torch.load('model.pt')\n"
+               "AttributeError: Can't get attribute 'Net' on <module '__main__' from 'predict.py'>\n")
+    assert not any(d.cls == "F" for d in dllogscan.scan(loading).diagnoses)
+    # any module name counts in the spawned child's own traceback, beside the loader
+    child = SPAWNED_CHILD + PARENT
+    assert [(d.cls, d.subclass) for d in dllogscan.scan(child).diagnoses] == [("F", "main-module")]
+    # ... but not without the loader: a user's own spawn pool
+    assert not any(d.cls == "F" for d in dllogscan.scan(SPAWNED_CHILD).diagnoses)

@@ -356,7 +356,8 @@ def class_e():
 
 
 def class_f():
-    """Workers that cannot start under spawn / forkserver: no main guard, an unpicklable collate_fn."""
+    """Workers that cannot start under spawn / forkserver: no main guard, an unpicklable collate_fn,
+    a collate_fn the worker cannot import (defined in the main module only)."""
     guard_note = ("The training script has no `if __name__ == '__main__':` guard (corpus/gen/unguarded.py "
                   "runs it at import). Each spawned worker re-imports the main module, so it runs the "
                   "training again and tries to start workers of its own; CPython stops it with its "
@@ -377,6 +378,16 @@ def class_f():
                     ["--collate", "lambda", *args],
                     ("Got pickle error when attempting to start a worker Process", "Can't pickle"),
                     notes=pickle_note, **kw) for tag, args, kw in pickling]
+    module_note = ("The collate_fn is defined inside the `if __name__ == '__main__':` block of the script "
+                   "(corpus/gen/notebook.py), as a notebook cell or `python -c` code defines it: in the parent "
+                   "only. Each spawned worker re-imports the module without running that block and cannot "
+                   "unpickle the function (CPython's \"Can't get attribute\"); the main process reports the "
+                   "worker's exit.")
+    main_module = [("w2-spawn", _w(2, "--start-method", "spawn", "--progress", "tqdm"), {}),
+                   ("w4-spawn-slurm", _w(4, "--start-method", "spawn", "--progress", "plain"), {"slurm": True})]
+    out += [Variant(f"f-main-module-{tag}", "f-main-module", "F", "main-module", args,
+                    ("Can't get attribute",), notes=module_note, module="corpus.gen.notebook", **kw)
+            for tag, args, kw in main_module]
     return out
 
 

@@ -98,7 +98,9 @@ def validate(model, step):
     return float(np.stack(preds).mean())
 
 
-def main(argv=None):
+def main(argv=None, collate_fn=None):
+    """One training run; ``collate_fn``, where given, replaces ``--collate``'s (corpus/gen/notebook.py
+    passes one defined in its own ``__main__``)."""
     args = parse_args(argv)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
@@ -163,6 +165,8 @@ def main(argv=None):
         kwargs["collate_fn"] = CudaCollate()
     elif args.collate == "lambda":
         kwargs["collate_fn"] = lambda batch: default_collate(batch)  # noqa: E731 - the point of it
+    if collate_fn is not None:
+        kwargs["collate_fn"] = collate_fn
     loader = DataLoader(dataset, **kwargs)
     if args.print_config:
         shown = {k: v for k, v in kwargs.items() if k not in ("generator", "worker_init_fn")}
