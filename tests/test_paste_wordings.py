@@ -1,5 +1,6 @@
 """Wordings that pasted reports carry and logs do not: pids redacted by the reporter, a title's
-capitalised first word, a localised Windows error with its code kept."""
+capitalised first word, a localised Windows error with its code kept, a worker handler's words
+quoted in a title without the handler's "ERROR: " prefix."""
 from __future__ import annotations
 
 import pytest
@@ -13,10 +14,12 @@ CASES = [
     ("Received 0 items of ancdata", "C", "fd-exhausted"),
     ('OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "D:\\envs\\py\\lib\\site-packages\\torch\\lib\\'
      'cudnn_cnn_infer64_8.dll" or one of its dependencies.', "B", "oom-paging-file"),
+    ("# Unexpected segmentation fault encountered in worker", "B", "crash"),
+    ("# Unexpected bus error encountered in worker", "A", "bus-error"),
 ]
 
 
-@pytest.mark.parametrize("line,cls,sub", CASES, ids=[c[2] for c in CASES])
+@pytest.mark.parametrize("line,cls,sub", CASES, ids=[f"{c[2]}-{i}" for i, c in enumerate(CASES)])
 def test_the_wording_gives_its_class_by_signature(line, cls, sub):
     d = dllogscan.scan(f"training with num_workers=4\n{line}\n", name="paste", classifier="off").diagnoses
     assert [(x.cls, x.subclass) for x in d][:1] == [(cls, sub)]
@@ -28,7 +31,8 @@ def test_a_redacted_pid_fills_no_pid_fact():
 
 
 def test_the_paging_file_error_has_windows_fixes():
-    d = dllogscan.scan(f"import torch\n{CASES[-1][0]}\n", name="paste", classifier="off").diagnoses[0]
+    paging = next(line for line, _, sub in CASES if sub == "oom-paging-file")
+    d = dllogscan.scan(f"import torch\n{paging}\n", name="paste", classifier="off").diagnoses[0]
     assert "paging file" in d.fixes[0].title and any("systeminfo" in c for c in d.fixes[0].commands)
 
 
