@@ -146,9 +146,10 @@ def filter_hits(hits: list[Hit], db: Database) -> list[Hit]:
 
 
 #: facts whose zero never replaces a value already seen: a worker failure needs workers, so a
-#: ``num_workers=0`` after ``num_workers=8`` is the rerun PyTorch's own message suggests ("Rerunning
-#: with num_workers=0 may give better error trace") or the one the reporter tried, not the setting
-#: of the run that failed (and a fix filled in with 0 would be wrong: spawn with no workers)
+#: ``num_workers=0`` after ``num_workers=8`` is the rerun the reporter tried ("with num_workers=0 it
+#: runs"), not the setting of the run that failed (and a fix filled in with 0 would be wrong: spawn
+#: with no workers). PyTorch's own hint ("Rerunning with num_workers=0 may give better error trace")
+#: gives no fact at all: ``fact.num-workers`` skips it (signatures/facts.toml)
 ZERO_KEEPS_EARLIER = frozenset({"num_workers"})
 
 
