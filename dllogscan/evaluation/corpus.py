@@ -96,27 +96,28 @@ def scenario_fold(items: list[Item], k: int = TEST_EVERY) -> dict[tuple[str, str
     return folds
 
 
-def group_fold(items: list[Item], k: int = 5) -> dict[str, int]:
+def group_fold(items: list[Item], k: int = 5, salt: str = "") -> dict[str, int]:
     """Threads: repository/forum -> fold, balanced by item count (largest groups first, each to
-    the fold holding fewest items; ties broken by a stable hash)."""
+    the fold holding fewest items; ties broken by a stable hash). A ``salt`` reorders the ties:
+    another draw of folds, as balanced (``bench/cv_noise.py``)."""
     sizes: dict[str, int] = defaultdict(int)
     for item in items:
         sizes[item.group] += 1
     load = [0] * k
     folds = {}
-    for group in sorted(sizes, key=lambda g: (-sizes[g], _stable(g))):
+    for group in sorted(sizes, key=lambda g: (-sizes[g], _stable(salt + g))):
         target = min(range(k), key=lambda f: (load[f], f))
         folds[group] = target
         load[target] += sizes[group]
     return folds
 
 
-def folds_of(items: list[Item], k: int) -> list[int]:
+def folds_of(items: list[Item], k: int, salt: str = "") -> list[int]:
     """The fold of every item (-1: always trained on): threads by repository, written items by
-    scenario."""
+    scenario; ``salt``: another draw of the threads' folds (``group_fold``)."""
     threads = [i for i in items if i.kind == "thread"]
     written = [i for i in items if i.kind != "thread"]
-    by_group, by_scenario = group_fold(threads, k), scenario_fold(written, k)
+    by_group, by_scenario = group_fold(threads, k, salt), scenario_fold(written, k)
     return [by_group[i.group] if i.kind == "thread" else by_scenario[(i.kind, i.label, i.scenario)]
             for i in items]
 
