@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import dllogscan
-from dllogscan.advise.fixes import above_current, advise, batch_bytes_from_shape, fill, parse_size, shm_demand, situations
+from dllogscan.advise.fixes import (above_current, advise, batch_bytes_from_shape, fewer_workers, fill, parse_size,
+                                    shm_demand, situations)
 from dllogscan.core.models import Diagnosis
 from dllogscan.pipeline.runner import get_scanner
 
@@ -38,6 +39,27 @@ def test_log_facts_reach_the_fixes():
     commands = [c for f in d.fixes for c in f.commands]
     assert any("--shm-size=1g" in c for c in commands)
 
+
+
+def test_the_fixes_that_lower_the_worker_count_lower_the_one_found():
+    assert fewer_workers({"num_workers": "8"}) == {"fewer_workers": "4"}
+    assert fewer_workers({"num_workers": "3"}) == {"fewer_workers": "1"}
+    assert fewer_workers({"num_workers": "1"}) == {"fewer_workers": "1"}  # never more than it was
+    assert fewer_workers({"num_workers": "0"}) == {} and fewer_workers({}) == {}
+
+    def lowered(text: str) -> list[str]:
+        [d] = dllogscan.scan(text).diagnoses
+        assert "fewer_workers" not in d.facts  # what the fixes are filled with, not a fact of the log
+        return [f.code for f in d.fixes if f.code and "prefetch_factor=1" in f.code]
+
+    assert all("num_workers=4," in c for c in lowered(SHM_LOG)) and lowered(SHM_LOG)
+    one = SHM_LOG.replace("num_workers=8", "num_workers=1")
+    assert all("num_workers=1," in c for c in lowered(one)) and lowered(one)
+    unknown = SHM_LOG.replace("num_workers=8, ", "")
+    assert all("num_workers=2," in c for c in lowered(unknown)) and lowered(unknown)
+    oom = ("DataLoader(num_workers=16)\n[ 9.1] Out of memory: Killed process 4242 (python) total-vm:9000kB\n"
+           "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n")
+    assert all("num_workers=8," in c for c in lowered(oom)) and lowered(oom)
 
 
 def test_pytorchs_rerun_hint_does_not_overwrite_the_worker_count():

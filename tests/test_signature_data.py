@@ -39,7 +39,7 @@ CLASS_B_PREFIXES = ("oom", "getitem", "crash")
 FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
                 "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
-                "shm_demand", "pod", "namespace"}
+                "shm_demand", "pod", "namespace", "fewer_workers"}
 VERSION = _re.compile(r"^(\d+\.\d+(\.\d+)?)?$")
 TIME_BUDGET_S = 0.2
 ADVERSARIAL_BYTES = 1_000_000

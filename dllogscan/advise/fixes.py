@@ -60,6 +60,15 @@ def batch_bytes_from_shape(shape: str, itemsize: int = 4) -> int | None:
     return total
 
 
+def fewer_workers(facts: dict[str, str]) -> dict[str, str]:
+    """``{fewer_workers}``: half the worker count the text shows (at least 1), for the fixes that
+    lower it; nothing where the count is unknown or 0 (the fix's own default stands)."""
+    workers = facts.get("num_workers", "")
+    if not workers.isdigit() or int(workers) < 1:
+        return {}
+    return {"fewer_workers": str(max(1, int(workers) // 2))}
+
+
 def shm_demand(facts: dict[str, str]) -> dict[str, str]:
     """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them (a printed batch
     shape counts as float32)."""
@@ -185,10 +194,12 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     if diagnosis.cls == "A" and not shown:
         facts.update(above_current(facts))
     entries = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
+    # what the fixes are filled with: the facts and, not shown as a fact, the lower worker count
+    values = {**facts, **fewer_workers(facts)}
     fixes = tuple(
-        Fix(rank=i, title=fill(f.title, facts), why=fill(f.why, facts),
-            commands=tuple(namespaced(fill(c, facts), facts) for c in commands),
-            code=fill(f.code, facts) if f.code else None)
+        Fix(rank=i, title=fill(f.title, values), why=fill(f.why, values),
+            commands=tuple(namespaced(fill(c, values), facts) for c in commands),
+            code=fill(f.code, values) if f.code else None)
         for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE)))
