@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import dllogscan
-from dllogscan.advise.fixes import (above_current, advise, batch_bytes_from_shape, fewer_workers, fill, parse_size,
-                                    shm_demand, situations)
+from dllogscan.advise.fixes import (above_current, advise, batch_bytes_from_shape, fewer_workers, fill, fill_values,
+                                    parse_size, shm_demand, situations)
 from dllogscan.core.models import Diagnosis
 from dllogscan.pipeline.runner import get_scanner
 
@@ -60,6 +60,30 @@ def test_the_fixes_that_lower_the_worker_count_lower_the_one_found():
     oom = ("DataLoader(num_workers=16)\n[ 9.1] Out of memory: Killed process 4242 (python) total-vm:9000kB\n"
            "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n")
     assert all("num_workers=8," in c for c in lowered(oom)) and lowered(oom)
+
+
+def test_a_worker_count_of_zero_sets_up_no_workers_in_the_fixes():
+    # only the reporter's workaround is shown: a fix that configures workers (spawn,
+    # persistent_workers, a timeout) with 0 of them is code PyTorch refuses, so it shows the gap
+    texts = [
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault.\n"
+        "With num_workers=0 it trains without a problem.\n",
+        "With num_workers=0 the loop runs.\n"
+        "  File \"/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py\", line 1133, in _try_get_data\n"
+        "    data = self._data_queue.get(timeout=timeout)\n"
+        "KeyboardInterrupt\n",
+        "num_workers=0 works. batch images: torch.Size([64, 3, 224, 224])\n"
+        "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n",
+    ]
+    for text in texts:
+        [d] = dllogscan.scan(text).diagnoses
+        assert d.facts["num_workers"] == "0"  # still the fact the text shows
+        codes = [f.code for f in d.fixes if f.code]
+        assert codes and not any("num_workers=0," in c for c in codes), codes
+        assert not any("0 workers x" in n for n in d.notes)
+    assert fill_values({"num_workers": "0", "pid": "7"}) == {"pid": "7"}
+    assert fill_values({"num_workers": "6"}) == {"num_workers": "6", "fewer_workers": "3"}
 
 
 def test_pytorchs_rerun_hint_does_not_overwrite_the_worker_count():

@@ -69,13 +69,26 @@ def fewer_workers(facts: dict[str, str]) -> dict[str, str]:
     return {"fewer_workers": str(max(1, int(workers) // 2))}
 
 
+def fill_values(facts: dict[str, str]) -> dict[str, str]:
+    """What the fixes are filled with: the facts, less a worker count of 0, plus (not shown as a
+    fact) the lower worker count. A text about a worker failure that shows only ``num_workers=0``
+    shows the reporter's workaround, not the failing setting, and a fix that sets up workers with
+    0 of them is code PyTorch refuses (spawn, persistent_workers: ``... needs num_workers > 0``)
+    or that does nothing (a timeout, which only the workers' queue reads): such a fix shows
+    ``<num_workers>``, or its default."""
+    values = {**facts, **fewer_workers(facts)}
+    if values.get("num_workers", "").strip("0") == "" and "num_workers" in values:
+        del values["num_workers"]
+    return values
+
+
 def shm_demand(facts: dict[str, str]) -> dict[str, str]:
     """``num_workers x prefetch_factor x batch_bytes`` when the log reveals them (a printed batch
     shape counts as float32)."""
     out: dict[str, str] = {}
     workers = facts.get("num_workers")
     batch_bytes = parse_size(facts.get("batch_bytes", "")) or batch_bytes_from_shape(facts.get("batch_shape", ""))
-    if not (workers and workers.isdigit() and batch_bytes):
+    if not (workers and workers.isdigit() and int(workers) > 0 and batch_bytes):
         return out
     prefetch = facts.get("prefetch_factor") or str(DEFAULT_PREFETCH)
     if not prefetch.isdigit():
@@ -194,8 +207,7 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     if diagnosis.cls == "A" and not shown:
         facts.update(above_current(facts))
     entries = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
-    # what the fixes are filled with: the facts and, not shown as a fact, the lower worker count
-    values = {**facts, **fewer_workers(facts)}
+    values = fill_values(facts)
     fixes = tuple(
         Fix(rank=i, title=fill(f.title, values), why=fill(f.why, values),
             commands=tuple(namespaced(fill(c, values), facts) for c in commands),
