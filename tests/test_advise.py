@@ -86,6 +86,17 @@ def test_a_worker_count_of_zero_sets_up_no_workers_in_the_fixes():
     assert fill_values({"num_workers": "6"}) == {"num_workers": "6", "fewer_workers": "3"}
 
 
+def test_starting_workers_with_spawn_is_no_advice_where_they_already_start_so():
+    crash = "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault.\n"
+    for setting, shown in (("", False), ("multiprocessing_context='spawn', ", True),
+                           ("multiprocessing_context='forkserver', ", True), ("multiprocessing_context='fork', ", False)):
+        text = f"loader = DataLoader(ds, batch_size=32, {setting}num_workers=8)\n" + crash
+        [d] = dllogscan.scan(text).diagnoses
+        spawn = [f for f in d.fixes if "spawn" in f.title]
+        assert len(spawn) == 1 and ("already shows the" in spawn[0].title) == shown, [f.title for f in d.fixes]
+        assert (d.fixes[-1] is spawn[0]) == shown
+
+
 def test_pytorchs_rerun_hint_does_not_overwrite_the_worker_count():
     # the exit-code message itself says "Rerunning with num_workers=0": that is no setting of the
     # run that failed, so the fixes keep the 8 workers it had (a reporter's "works with 0" alike)

@@ -87,6 +87,19 @@ def test_the_sub_cause_names_the_subclass_and_its_fixes(name):
     assert FIX_WORDS[sub] in fixes, fixes
 
 
+def test_a_fix_whose_setting_the_text_already_shows_goes_last_and_says_so():
+    text, sub = CASES["timeout-worker-init"]
+    made = "loader = DataLoader(ds, batch_size=32, num_workers=8, persistent_workers=True)\n" + text
+    for given, shown in ((text, False), (made, True)):
+        [d] = dllogscan.scan(given, name="slow.log", classifier="off").diagnoses
+        assert (d.cls, d.subclass) == ("E", sub)
+        titles = [f.title for f in d.fixes]
+        first = [t for t in titles if t.startswith("Keep the workers alive across epochs")]
+        assert len(first) == 1 and first[0].endswith("(the text already shows persistent_workers=True: it did not "
+                                                     "prevent this)") == shown, titles
+        assert (titles[-1] == first[0]) == shown and [f.rank for f in d.fixes] == list(range(1, len(titles) + 1))
+
+
 def test_a_faulthandler_dump_of_the_main_process_waiting_is_a_hang():
     dump = ("Thread 0x00007f3a5c9ff740 (most recent call first):\n"
             f'  File "{SITE}/torch/utils/data/dataloader.py", line 1133 in _try_get_data\n'

@@ -36,7 +36,7 @@ FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", 
          "start_method", "open_files", "batch_shape", "shm_use", "cpu_count", "pod",
          "collective_timeout_ms"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
-FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform"}
+FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform", "already"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",
                 "shm_size", "exception", "path", "job_id", "node", "shm_suggest", "shm_suggest_k8s",
                 "shm_demand", "pod", "namespace", "fewer_workers"}

@@ -116,6 +116,25 @@ def test_unknown_situation_refused(tmp_path):
         load_database([write(tmp_path, GOOD + FIX.replace('"shm-ample"', '"sunny"'))], include_default=False)
 
 
+MADE = FIX.replace('when = "shm-ample"\n', 'already = { start_method = ["Spawn", "forkserver"] }\n')
+
+
+def test_a_fix_names_the_setting_it_makes(tmp_path):
+    [fix] = [f for f in load_database([write(tmp_path, GOOD + MADE)], include_default=False).fixes if f.title == "Ample"]
+    assert fix.already == (("start_method", ("spawn", "forkserver")),)
+
+
+@pytest.mark.parametrize("made, problem", [
+    ('already = { shm_size = "64M" }', "already names shm_size, which is no loader setting"),
+    ('already = "spawn"', "already must be a table of facts"),
+    ('already = { start_method = [] }', "already must be a table of facts"),
+    ('already = {}', "already must be a table of facts"),
+])
+def test_a_made_setting_that_is_no_loader_setting_is_refused(tmp_path, made, problem):
+    with pytest.raises(SignatureError, match=problem):
+        load_database([write(tmp_path, GOOD + FIX.replace('when = "shm-ample"', made))], include_default=False)
+
+
 VARIANT = GOOD.replace('id = "X.one"', 'id = "X.two"').replace(
     "counter_examples", 'variant_of = "X.one"\nrequires = [{ ids = ["@loader"], within = 40 }]\ncounter_examples')
 

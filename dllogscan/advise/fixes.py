@@ -6,7 +6,7 @@ import math
 import re
 
 from ..core.models import Diagnosis, Fix
-from ..signatures.database import PLACEHOLDER_RE, Database
+from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
 from .platform import kept, namespaced, platforms_shown
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
@@ -67,6 +67,28 @@ def fewer_workers(facts: dict[str, str]) -> dict[str, str]:
     if not workers.isdigit() or int(workers) < 1:
         return {}
     return {"fewer_workers": str(max(1, int(workers) // 2))}
+
+
+#: how a made setting reads in a fix's title (default ``fact=value``)
+SETTING_WORDS = {"start_method": "the {value} start method"}
+
+
+def already_set(fix: FixEntry, facts: dict[str, str]) -> str | None:
+    """The setting ``fix`` makes, as the text shows it already made (``persistent_workers=True``);
+    None where the fix makes no such setting or the text does not show it."""
+    if not fix.already:
+        return None
+    for fact, values in fix.already:
+        if facts.get(fact, "").lower() not in values:
+            return None
+    return ", ".join(SETTING_WORDS.get(fact, "{fact}={value}").format(fact=fact, value=facts[fact])
+                     for fact, _ in fix.already)
+
+
+def already_note(fix: FixEntry, facts: dict[str, str]) -> str:
+    """What a fix's title gains where the text already shows its setting made."""
+    made = already_set(fix, facts)
+    return "" if made is None else f" (the text already shows {made}: it did not prevent this)"
 
 
 def fill_values(facts: dict[str, str]) -> dict[str, str]:
@@ -207,9 +229,10 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     if diagnosis.cls == "A" and not shown:
         facts.update(above_current(facts))
     entries = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
+    entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None)  # stable: made ones last
     values = fill_values(facts)
     fixes = tuple(
-        Fix(rank=i, title=fill(f.title, values), why=fill(f.why, values),
+        Fix(rank=i, title=fill(f.title, values) + already_note(f, facts), why=fill(f.why, values),
             commands=tuple(namespaced(fill(c, values), facts) for c in commands),
             code=fill(f.code, values) if f.code else None)
         for i, (f, commands) in enumerate(entries, start=1))

@@ -29,7 +29,10 @@ CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
 BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader", "@loader-frame")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
-FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when", "platform"}
+FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when", "platform", "already"}
+#: the facts that are loader settings, which a fix's ``already`` may name
+SETTING_FACTS = frozenset({"num_workers", "prefetch_factor", "batch_size", "timeout", "persistent_workers",
+                           "pin_memory", "start_method"})
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
@@ -120,6 +123,9 @@ class FixEntry:
     when: str | None = None
     #: made for this platform only (``advise.platform``): left out where the text shows another
     platform: str | None = None
+    #: the setting this fix makes, as facts (fact -> the values that mean it is made, lower-case):
+    #: where the text already shows it, the fix goes last and says so (``advise.fixes``)
+    already: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 #: how an HTML-safe JSON encoder (Go's, hence Docker's json-file logs) writes these characters

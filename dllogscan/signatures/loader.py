@@ -13,7 +13,7 @@ from . import cache as sigcache, probes as sigprobe, schema as sigschema
 from ..core.errors import SignatureError
 from ..core.paths import PACKAGE_DIR
 from .database import (B_SUBCLASS_PREFIXES, BUILTIN_CONDITIONS, CLASSES, CONDITION_KEYS, FIX_KEYS, KNOWN_KEYS,
-                       PLACEHOLDER_RE, ROLES, PLATFORMS, SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
+                       PLACEHOLDER_RE, ROLES, PLATFORMS, SETTING_FACTS, SITUATIONS, SOURCE_KINDS, SUBCLASS_RE, Condition, Database, FixEntry, Signature, compile_pattern)
 
 
 def default_dir() -> Path:
@@ -146,8 +146,13 @@ def parse_fix(raw: dict[str, Any], origin: str) -> FixEntry:
     platform = raw.get("platform")
     if platform is not None and platform not in PLATFORMS:
         raise SignatureError(f"{origin}: fix {key!r}: platform {platform!r} is none of {', '.join(sorted(PLATFORMS))}")
+    already = tuple((fact, tuple(v.lower() for v in ([values] if isinstance(values, str) else values)))
+                    for fact, values in sorted((raw.get("already") or {}).items()))
+    if unnamed := [fact for fact, _ in already if fact not in SETTING_FACTS]:
+        raise SignatureError(f"{origin}: fix {key!r}: already names {', '.join(unnamed)}, which is no loader setting ({', '.join(sorted(SETTING_FACTS))})")
     return FixEntry(key=key, rank=int(raw.get("rank", 99)), title=raw["title"], why=raw["why"],
-                    commands=tuple(raw.get("commands", ())), code=raw.get("code"), when=when, platform=platform)
+                    commands=tuple(raw.get("commands", ())), code=raw.get("code"), when=when, platform=platform,
+                    already=already)
 
 
 def _read_bytes(path: Path) -> bytes:

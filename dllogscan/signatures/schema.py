@@ -23,11 +23,12 @@ SIGNATURE_FIELDS = {
 }
 FIX_FIELDS = {"key": "text", "rank": "int", "title": "text", "why": "text", "commands": "texts",
               "code": "text", "notes": "text", "when": "text",
-              "platform": "text"}
+              "platform": "text", "already": "settings"}
 CONDITION_FIELDS = {"ids": "texts", "within": "int", "same": "text"}
 KIND_NAMES = {"text": "a string", "texts": "a list of strings", "int": "an integer",
               "number": "a number", "conditions": "a list of tables",
-              "alone": "true, false or a table of fact patterns"}
+              "alone": "true, false or a table of fact patterns",
+              "settings": "a table of facts, each a string or a list of strings"}
 
 
 def _is(kind: str, value: Any) -> bool:
@@ -44,6 +45,10 @@ def _is(kind: str, value: Any) -> bool:
     if kind == "alone":
         return isinstance(value, bool) or (
             isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
+    if kind == "settings":
+        return isinstance(value, dict) and bool(value) and all(
+            isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+            for v in value.values())
     raise ValueError(kind)
 
 
