@@ -105,12 +105,67 @@ def test_the_pods_namespace_goes_into_kubectl_when_known():
     ("SLURM_TIME_FORMAT=standard sacct -j 1", "slurm"),
     ("sudo docker run --shm-size=8g ...", "docker"),
     ("/usr/local/bin/kubectl exec POD -- df -h /dev/shm", "kubernetes"),
-    ("df -h /dev/shm", None),
-    ("dmesg -T | grep -i -E 'oom|killed process'", None),
-    ("grep -i kubectl notes.txt", None),
+    ("df -h /dev/shm", "linux"),
+    ("ssh NODE df -h /dev/shm", "linux"),
+    ("dmesg -T | grep -i -E 'oom|killed process'", "linux"),
+    ("grep -i kubectl notes.txt", "linux"),
+    ("export TOKENIZERS_PARALLELISM=false", "linux"),
+    ("py-spy dump --pid 42 --subprocesses", None),
+    ("systeminfo | findstr /C:\"Virtual Memory\"", None),
 ])
 def test_a_commands_platform_is_its_program(command, platform):
     assert command_platform(command) == platform
+
+
+WINDOWS_EXIT = """Traceback (most recent call last):
+  File "C:\\Users\\me\\train.py", line 40, in <module>
+    for x in loader:
+  File "C:\\Users\\me\\anaconda3\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 1133, in _try_get_data
+    raise RuntimeError(f"DataLoader worker (pid(s) {pids_str}) exited unexpectedly") from e
+RuntimeError: DataLoader worker (pid(s) 11234) exited unexpectedly
+"""
+
+
+def test_a_windows_worker_exit_gets_windows_checks_and_no_linux_commands():
+    d = top(WINDOWS_EXIT)
+    assert (d.cls, d.subclass, d.facts["windows"]) == ("B", "oom-suspected", "C")
+    assert d.title.endswith("(cause not in this text: on Windows, check the commit limit first)")
+    assert titles(d)[0] == "Check Windows' commit limit: RAM plus the paging file"
+    assert any("findstr" in c for c in commands(d))
+    assert not any(command_platform(c) for c in commands(d)), commands(d)  # no dmesg, sacct, kubectl
+    assert any(n.startswith("Windows: the text shows a Windows machine (a path on drive C:)") for n in d.notes)
+    linux = top(WINDOWS_EXIT.replace("C:\\Users\\me\\anaconda3\\lib", "/opt/conda/lib").replace("C:\\Users\\me\\", "/app/")
+                .replace("\\", "/"))
+    assert "windows" not in linux.facts and titles(linux)[0].startswith("Check the OOM killer first")
+    assert any(c.startswith("dmesg") for c in commands(linux))
+    # advised again, the title changes once
+    again = advise(dataclasses.replace(d, fixes=()), get_scanner().db)
+    assert again.title == d.title and sum(n.startswith("Windows:") for n in again.notes) == 1
+
+
+def test_a_windows_error_number_leaves_linux_and_cluster_commands_out_of_any_class():
+    hang = ("OSError: [WinError 1455] The paging file is too small for this operation to complete\n"
+            "Training hangs at epoch 3 with num_workers=4, no error after this.\n"
+            "  File \"/x/torch/utils/data/dataloader.py\", line 1133, in _try_get_data\n"
+            "    data = self._data_queue.get(timeout=timeout)\n"
+            "KeyboardInterrupt\n")
+    for d in dllogscan.scan(hang, classifier="off").diagnoses:
+        assert d.facts.get("windows") == "WinError"
+        assert all(command_platform(c) is None for c in commands(d)), commands(d)
+    assert fits("linux", frozenset()) and fits("linux", frozenset({"slurm"}))
+    assert not fits("linux", frozenset({"windows"})) and not fits("docker", frozenset({"windows"}))
+    assert fits(None, frozenset({"windows"}))
+
+
+def test_a_fix_left_with_nothing_to_show_is_left_out():
+    memory = ('  File "C:\\Users\\me\\train.py", line 40, in <module>\n'
+              "Training uses more and more RAM with num_workers=8 until the DataLoader worker dies: out of memory\n"
+              + KILLED + "\n")
+    d = top(memory)
+    assert (d.cls, d.subclass) == ("B", "oom") and d.facts["windows"] == "C"
+    assert d.fixes and all(f.commands or f.code for f in d.fixes)
+    assert not any("Confirm the OOM kill" in t for t in titles(d))  # dmesg / journalctl / sacct only
+    assert any("Confirm the OOM kill" in t for t in titles(top(memory.replace("C:\\Users\\me\\", "/app/"))))
 
 
 def test_what_the_doctor_sees_decides_for_it():

@@ -30,7 +30,13 @@ SMALL_NOTE = "Small /dev/shm:"
 #: what a title gains where a situation contradicts the cause it names (or points past it)
 SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
                     "fd-limit-ample": " (but the open-files limit shown is high)",
-                    "shm-small": " (and the /dev/shm shown is small)"}
+                    "shm-small": " (and the /dev/shm shown is small)",
+                    "windows": ""}
+#: a bare worker exit's title names the first check; Windows has no OOM killer, so there it names
+#: the commit limit instead (``situation_title``)
+OOM_FIRST = ": check the OOM killer first)"
+WINDOWS_FIRST = ": on Windows, check the commit limit first)"
+WINDOWS_NOTE = "Windows:"
 
 
 def parse_size(text: str) -> int | None:
@@ -135,6 +141,8 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     one the advice would set; ``shm-small`` for a worker death of class B whose text names no cause
     when the log shows a small or full /dev/shm (``shm_small``), where the usual first check (the
     OOM killer) is not the likeliest."""
+    if diagnosis.cls == "A" and windows_shown(facts):
+        return frozenset({"windows"})
     if diagnosis.cls == "A":
         size, target = _shm_size_and_target(facts)
         ample = size and target and size >= AMPLE_FACTOR * target and not _shm_full(facts)
@@ -143,6 +151,8 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
         limit = facts.get("open_files", "")
         ample = limit == "unlimited" or (limit.isdigit() and int(limit) >= FD_TARGET)
         return frozenset({"fd-limit-ample"}) if ample else frozenset()
+    if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and windows_shown(facts):
+        return frozenset({"windows"})
     if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and shm_small(facts):
         return frozenset({"shm-small"})
     return frozenset()
@@ -183,7 +193,7 @@ def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]
     return parse_size(facts.get("shm_size", "")), parse_size(facts.get("shm_suggest") or DEFAULT_SUGGEST)
 
 
-def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, ...]:
+def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "") -> tuple[str, ...]:
     """One sentence per situation shown: the fact, and why the fixes below differ."""
     notes = []
     use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
@@ -197,6 +207,14 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, 
                      "raised. Workers hand every batch to the main process through /dev/shm, and a worker "
                      "that cannot write there dies, with a bus error or with no message at all: check it "
                      "before the other causes of a worker's death.")
+    if "windows" in shown:
+        shown_by = f"a path on drive {facts['windows']}:" if len(facts["windows"]) == 1 else "a Windows error number"
+        what = ("Shared batches live in file mappings that count against the commit limit (RAM plus the paging "
+                "file)." if cls == "A" else
+                "There a worker dies when the commit limit (RAM plus the paging file) runs out, each spawned "
+                "worker committing its own copy of torch, or on an error its own traceback prints above this line.")
+        notes.append(f"{WINDOWS_NOTE} the text shows a Windows machine ({shown_by}), which has no OOM killer "
+                     f"and no /dev/shm. {what} The fixes below check that; the Linux commands are left out.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
@@ -207,9 +225,18 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str]) -> tuple[str, 
 def situation_title(title: str, shown: frozenset[str]) -> str:
     """``title`` saying which situations contradict it; advised again (a pod's own /dev/shm), it
     follows the facts of now, not those of the first advice."""
+    title = title.replace(WINDOWS_FIRST, OOM_FIRST)
     for suffix in SITUATION_TITLES.values():
-        title = title.removesuffix(suffix)
+        title = title.removesuffix(suffix) if suffix else title
+    if "windows" in shown:
+        title = title.replace(OOM_FIRST, WINDOWS_FIRST)
     return title + "".join(SITUATION_TITLES[s] for s in sorted(shown))
+
+
+def windows_shown(facts: dict[str, str]) -> bool:
+    """Whether the text shows a Windows machine (a drive path or a ``[WinError N]``: the fact
+    ``windows``, ``signatures/facts.toml``)."""
+    return bool(facts.get("windows"))
 
 
 def fill(template: str, facts: dict[str, str]) -> str:
@@ -237,8 +264,9 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
             code=fill(f.code, values) if f.code else None)
         for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
-    notes = tuple(n for n in diagnosis.notes if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE)))
-    notes += situation_notes(shown, facts)
+    notes = tuple(n for n in diagnosis.notes
+                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE)))
+    notes += situation_notes(shown, facts, diagnosis.cls)
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "

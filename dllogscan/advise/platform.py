@@ -1,9 +1,12 @@
-"""Where the job ran, as far as its text shows: Slurm, Kubernetes, or neither that we can tell.
+"""Where the job ran, as far as its text shows: Slurm, Kubernetes, Windows, or none we can tell.
 
 A fix or a command made for one platform (``sacct``, ``kubectl``, a ``docker run`` flag, a pod
 spec) is shown where the text shows that platform or shows none: a pod that was OOMKilled gets
 ``kubectl describe pod``, not ``sacct``; a Slurm job's bus error gets no ``docker run --shm-size``.
-A log that names no platform keeps every fix, as before.
+A text that shows Windows (a drive path, ``[WinError N]``) gets no command made for Linux
+(``dmesg``, ``ulimit``, ``/proc`` and ``/dev/shm``, a shell's ``export``) and no platform's fix:
+Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. A log that names no platform keeps every
+fix, as before.
 """
 from __future__ import annotations
 
@@ -25,7 +28,12 @@ TOOLS = {
     "srun": "slurm", "sbatch": "slurm", "scancel": "slurm",
     "kubectl": "kubernetes",
     "docker": "docker",
+    # Linux's own tools and a POSIX shell's built-ins, which a Windows machine does not have
+    "dmesg": "linux", "journalctl": "linux", "mount": "linux", "ulimit": "linux", "lsof": "linux",
+    "free": "linux", "ps": "linux", "watch": "linux", "export": "linux", "du": "linux", "grep": "linux",
 }
+#: paths only Linux has: a command that reads them is made for Linux whatever its program
+LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
 #: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
 PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
 
@@ -35,6 +43,8 @@ def platforms_shown(facts: Mapping[str, str], signatures: Iterable[str]) -> froz
     signatures = tuple(signatures)
     shown = {platform for platform, keys in PLATFORM_FACTS.items() if any(facts.get(key) for key in keys)}
     shown |= {platform for platform, marker in PLATFORM_SIGNATURES.items() if any(marker in s for s in signatures)}
+    if facts.get("windows"):
+        shown.add("windows")
     return frozenset(shown)
 
 
@@ -47,12 +57,17 @@ def runtime_platforms(runtime: list[str]) -> frozenset[str]:
 
 
 def command_platform(command: str) -> str | None:
-    """The platform a shell command needs, from its program (``kubectl exec ...`` -> kubernetes)."""
+    """The platform a shell command needs, from its program (``kubectl exec ...`` -> kubernetes),
+    else from a path only Linux has (``ls /proc/42/fd`` -> linux)."""
+    program = None
     for word in command.split():
         if word in PREFIX_WORDS or ("=" in word and not word.startswith("-")):
             continue
-        return TOOLS.get(word.rsplit("/", 1)[-1])
-    return None
+        program = TOOLS.get(word.rsplit("/", 1)[-1])
+        break
+    if program is None and any(path in command for path in LINUX_PATHS):
+        return "linux"
+    return program
 
 
 def namespaced(command: str, facts: dict[str, str]) -> str:
@@ -69,12 +84,26 @@ def has_namespace_flag(command: str) -> bool:
 
 
 def fits(platform: str | None, shown: frozenset[str]) -> bool:
-    """Whether something made for ``platform`` (None: any) applies where ``shown`` were seen."""
-    return platform is None or not shown or platform in shown
+    """Whether something made for ``platform`` (None: any; ``linux``: any but Windows) applies
+    where ``shown`` were seen."""
+    if platform is None:
+        return True
+    if platform == "linux" or "windows" in shown:
+        return "windows" not in shown
+    return not shown or platform in shown
 
 
 def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
     """The fixes that apply where ``shown`` were seen, each with the commands of its own that do
-    (still templates: the caller fills them in)."""
-    return [(f, tuple(c for c in f.commands if fits(command_platform(c), shown)))
-            for f in entries if fits(f.platform, shown)]
+    (still templates: the caller fills them in). A fix whose every command is made for another
+    platform, and that has no code, has nothing left to show and is left out (on Windows, "Confirm
+    the OOM kill": dmesg, journalctl, sacct)."""
+    out = []
+    for f in entries:
+        if not fits(f.platform, shown):
+            continue
+        commands = tuple(c for c in f.commands if fits(command_platform(c), shown))
+        if f.commands and not commands and not f.code:
+            continue
+        out.append((f, commands))
+    return out

@@ -37,7 +37,7 @@ SETTING_FACTS = frozenset({"num_workers", "prefetch_factor", "batch_size", "time
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
 #: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm
-SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small"})
+SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows"})
 #: what a fix's ``platform`` may name: it is shown only where the text shows that platform or none
 #: (``advise.platform``)
 PLATFORMS = frozenset({"docker", "kubernetes", "slurm"})
