@@ -97,6 +97,17 @@ def test_classifier_alone_cites_lines_or_abstains():
     assert combine([], {"A": 0.1, "none": 0.9}, lines, FakeModel(), 0.5) == []
 
 
+def test_a_line_that_says_nothing_is_never_cited():
+    class Fences:
+        def line_scores(self, lines, label):  # the fence and the brackets weigh most
+            return [3.0 if "`" in t or "}" in t else 1.0 if "shm" in t else 0.0 for t in lines]
+
+    lines = [(1, "```python"), (2, "torch training dies: my /dev/shm is tiny"), (3, "}]"), (4, "```"),
+             (5, "~~~"), (6, "|---:|:--:|")]
+    [d] = combine([], {"A": 0.9, "none": 0.1}, lines, Fences(), 0.5)
+    assert [e.line for e in d.evidence] == [2]
+
+
 def test_shared_memory_told_beside_the_loader_is_weak_evidence_of_a():
     lines = [(1, "hello"), (2, "the DataLoader dies: my /dev/shm is tiny"), (3, "bye")]
     [d] = combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5)

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Sequence
 
 from ..correlate.candidates import PROGRESS_RE, RELEVANT
@@ -298,8 +299,16 @@ def update(prior: float, p_class: float, p_none: float) -> float:
     return odds / (1 + odds)
 
 
+#: a line that says nothing to a reader, whatever its n-grams weigh: a code fence (```python) or a
+#: line with no word of three letters (`}]`, `))`, a table rule). On corpus/threads, logs and reports
+#: 157 of 2193 cited lines had fewer than three words, 42 of them a fence.
+UNCITABLE = re.compile(r"^\s*(?:```|~~~)|^(?!.*[^\W\d_]{3})", re.DOTALL)
+
+
 def cite(lines: Sequence[tuple[int, str]], label: str, model) -> tuple[Evidence, ...]:
-    """The few lines that speak most for ``label``, in their original order."""
+    """The few lines that speak most for ``label``, in their original order (never a line that
+    says nothing to a reader: ``UNCITABLE``)."""
+    lines = [(n, t) for n, t in lines if not UNCITABLE.match(t)]
     if not lines:
         return ()
     texts = [t[:2000] for _, t in lines]
