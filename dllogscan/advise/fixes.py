@@ -7,7 +7,7 @@ import re
 
 from ..core.models import Diagnosis, Fix
 from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
-from .platform import kept, namespaced, platforms_shown
+from .platform import kept, namespaced, platforms_shown, windows_shown
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -105,7 +105,7 @@ def fill_values(facts: dict[str, str]) -> dict[str, str]:
     or that does nothing (a timeout, which only the workers' queue reads): such a fix shows
     ``<num_workers>``, or its default."""
     values = {**facts, **fewer_workers(facts)}
-    if values.get("num_workers", "").strip("0") == "" and "num_workers" in values:
+    if "num_workers" in values and not values["num_workers"].strip("0"):
         del values["num_workers"]
     return values
 
@@ -227,16 +227,11 @@ def situation_title(title: str, shown: frozenset[str]) -> str:
     follows the facts of now, not those of the first advice."""
     title = title.replace(WINDOWS_FIRST, OOM_FIRST)
     for suffix in SITUATION_TITLES.values():
-        title = title.removesuffix(suffix) if suffix else title
+        title = title.removesuffix(suffix)
     if "windows" in shown:
         title = title.replace(OOM_FIRST, WINDOWS_FIRST)
     return title + "".join(SITUATION_TITLES[s] for s in sorted(shown))
 
-
-def windows_shown(facts: dict[str, str]) -> bool:
-    """Whether the text shows a Windows machine (a drive path or a ``[WinError N]``: the fact
-    ``windows``, ``signatures/facts.toml``)."""
-    return bool(facts.get("windows"))
 
 
 def fill(template: str, facts: dict[str, str]) -> str:

@@ -43,9 +43,15 @@ def platforms_shown(facts: Mapping[str, str], signatures: Iterable[str]) -> froz
     signatures = tuple(signatures)
     shown = {platform for platform, keys in PLATFORM_FACTS.items() if any(facts.get(key) for key in keys)}
     shown |= {platform for platform, marker in PLATFORM_SIGNATURES.items() if any(marker in s for s in signatures)}
-    if facts.get("windows"):
+    if windows_shown(facts):
         shown.add("windows")
     return frozenset(shown)
+
+
+def windows_shown(facts: Mapping[str, str]) -> bool:
+    """Whether the text shows a Windows machine (a drive path or a ``[WinError N]``: the fact
+    ``windows``, ``signatures/facts.toml``)."""
+    return bool(facts.get("windows"))
 
 
 def runtime_platforms(runtime: list[str]) -> frozenset[str]:
