@@ -106,6 +106,11 @@ def test_a_line_that_says_nothing_is_never_cited():
              (5, "~~~"), (6, "|---:|:--:|")]
     [d] = combine([], {"A": 0.9, "none": 0.1}, lines, Fences(), 0.5)
     assert [e.line for e in d.evidence] == [2]
+    twice = [(1, "Bus error (core dumped) in training with my /dev/shm full"),
+             (2, "Bus error (core dumped) in training with my /dev/shm"),
+             (3, "torch training dies: my /dev/shm is tiny"), (4, "hello there")]
+    [d] = combine([], {"A": 0.9, "none": 0.1}, twice, Fences(), 0.5)
+    assert [e.line for e in d.evidence] == [1, 3]  # line 2 is line 1 cut short: one message, cited once
 
 
 def test_shared_memory_told_beside_the_loader_is_weak_evidence_of_a():

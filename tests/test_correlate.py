@@ -128,3 +128,16 @@ def test_every_built_in_condition_the_database_accepts_is_evaluated():
     from dllogscan.signatures.database import BUILTIN_CONDITIONS
 
     assert set(BUILTIN_CONDITIONS) == {"@progress", *WINDOW_CONDITIONS}
+
+
+def test_one_message_printed_twice_or_cut_short_is_cited_once_and_whole():
+    import dllogscan
+
+    handler = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."
+    bus = ("RuntimeError: DataLoader worker (pid 262) is killed by signal: Bus error. It is possible that "
+           "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.")
+    text = "\n".join([bus[:71], handler, handler[:85], "epoch 1", handler.rstrip("."), bus, ""])
+    [d] = dllogscan.scan(text, classifier="off").diagnoses
+    cited = [(e.line, e.text) for e in d.evidence]
+    assert sorted(cited) == [(2, handler), (6, bus)], cited  # the whole of each, once
+    assert d.count >= 1

@@ -62,7 +62,7 @@ import math
 import re
 from typing import Sequence
 
-from ..correlate.candidates import PROGRESS_RE, RELEVANT
+from ..correlate.candidates import PROGRESS_RE, RELEVANT, same_message, shape
 from ..core.models import Diagnosis, Evidence
 from .labels import CAUSE_NOT_SHOWN, TITLE, split_label
 
@@ -307,11 +307,16 @@ UNCITABLE = re.compile(r"^\s*(?:```|~~~)|^(?!.*[^\W\d_]{3})", re.DOTALL)
 
 def cite(lines: Sequence[tuple[int, str]], label: str, model) -> tuple[Evidence, ...]:
     """The few lines that speak most for ``label``, in their original order (never a line that
-    says nothing to a reader: ``UNCITABLE``)."""
+    says nothing to a reader, ``UNCITABLE``, nor one message twice)."""
     lines = [(n, t) for n, t in lines if not UNCITABLE.match(t)]
     if not lines:
         return ()
     texts = [t[:2000] for _, t in lines]
     scores = model.line_scores(texts, label)
-    best = sorted(range(len(lines)), key=lambda i: -scores[i])[:MAX_CITED]
-    return tuple(Evidence(lines[i][0], lines[i][1][:600], "classifier") for i in sorted(best) if scores[i] > 0)
+    best: list[int] = []
+    for i in sorted(range(len(lines)), key=lambda i: -scores[i]):
+        if len(best) == MAX_CITED or scores[i] <= 0:
+            break
+        if not any(same_message(shape(texts[i]), shape(texts[j])) for j in best):  # a message once
+            best.append(i)
+    return tuple(Evidence(lines[i][0], lines[i][1][:600], "classifier") for i in sorted(best))

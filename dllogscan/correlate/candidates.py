@@ -57,6 +57,10 @@ RELEVANT = re.compile(
     re.IGNORECASE)
 MAX_EVIDENCE = 8
 DIGITS_RE = re.compile(r"\d+")
+#: what a cited line's shape leaves out: its numbers (pids, line numbers), its spacing and the
+#: punctuation it ends with, so one message printed twice (by each worker, or cut short the second
+#: time) is cited once
+SHAPE_NOISE_RE = re.compile(r"\s+|[.:;,]+\s*$")
 #: the classes a diagnosis can have: every class the signature data may name but "none" (facts)
 FAILURE_CLASSES = tuple(c for c in CLASSES if c != "none")
 
@@ -229,11 +233,23 @@ def _exception_line(hit: Hit) -> tuple[int, str] | None:
     return None
 
 
+def shape(text: str) -> str:
+    """A cited line as its message: numbers, spacing and closing punctuation left out."""
+    return SHAPE_NOISE_RE.sub(" ", DIGITS_RE.sub("#", text)).strip()
+
+
+def same_message(line: str, cited: str) -> bool:
+    """Whether a line of this ``shape`` repeats a cited one: the same message, or one of the two
+    cut short where the other goes on (at least 20 characters in common)."""
+    short, long = sorted((line, cited), key=len)
+    return line == cited or (len(short) >= 20 and long.startswith(short))
+
+
 def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str]]:
     ordered = sorted(cand.hits, key=lambda t: (-t[1].priority, t[0].line)) + sorted(
         cand.absorbed, key=lambda t: t[0].line)
     evidence: list[Evidence] = []
-    shapes: set[tuple[str, str]] = set()
+    shapes: list[str] = []
     facts: dict[str, str] = {}
     pids: list[str] = []
     for hit, sig, _ in ordered:
@@ -242,14 +258,21 @@ def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str
         for pid in sorted(_pids(hit.facts)):
             if pid not in pids:
                 pids.append(pid)
-        shape = (sig.id, DIGITS_RE.sub("#", hit.text))
-        if shape in shapes or any(e.line == hit.line for e in evidence):
+        form = shape(hit.text)
+        if any(e.line == hit.line for e in evidence):
             continue
-        shapes.add(shape)
+        repeated = next((k for k, cited in enumerate(shapes) if same_message(form, cited)), None)
+        if repeated is not None:
+            if len(form) > len(shapes[repeated]):  # the cited one was cut short: cite the whole
+                shapes[repeated] = form
+                evidence[repeated] = Evidence(hit.line, hit.text, sig.id)
+            continue
+        shapes.append(form)
         evidence.append(Evidence(hit.line, hit.text, sig.id))
         real = _exception_line(hit)
         if real and all(e.line != real[0] for e in evidence):
-            evidence.append(Evidence(real[0], real[1], sig.id + "#exception"))
+            if not any(same_message(shape(real[1]), cited) for cited in shapes):
+                evidence.append(Evidence(real[0], real[1], sig.id + "#exception"))
             name, _, message = real[1].partition(":")
             facts.setdefault("exception", name.rsplit(".", 1)[-1].strip())
             if message.strip():
