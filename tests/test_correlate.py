@@ -141,3 +141,14 @@ def test_one_message_printed_twice_or_cut_short_is_cited_once_and_whole():
     cited = [(e.line, e.text) for e in d.evidence]
     assert sorted(cited) == [(2, handler), (6, bus)], cited  # the whole of each, once
     assert d.count >= 1
+
+
+def test_a_longer_repeat_replaces_its_own_citation_not_the_exception_cited_after_it():
+    import dllogscan
+
+    short = "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly"
+    whole = short + " with exit code 1. Details are lost due to multiprocessing."
+    [d] = dllogscan.scan(CAUGHT + short + "\n" + whole + "\n", classifier="off").diagnoses
+    cited = [e.text for e in d.evidence]
+    assert "KeyError: 'img_0042.jpg'" in cited, cited  # the real exception stays cited
+    assert whole in cited and short not in cited, cited

@@ -314,9 +314,10 @@ def cite(lines: Sequence[tuple[int, str]], label: str, model) -> tuple[Evidence,
     texts = [t[:2000] for _, t in lines]
     scores = model.line_scores(texts, label)
     best: list[int] = []
+    forms = [shape(t) for t in texts]
     for i in sorted(range(len(lines)), key=lambda i: -scores[i]):
         if len(best) == MAX_CITED or scores[i] <= 0:
             break
-        if not any(same_message(shape(texts[i]), shape(texts[j])) for j in best):  # a message once
+        if not any(same_message(forms[i], forms[j]) for j in best):  # a message once
             best.append(i)
     return tuple(Evidence(lines[i][0], lines[i][1][:600], "classifier") for i in sorted(best))

@@ -271,7 +271,9 @@ def _evidence(cand: Candidate) -> tuple[tuple[Evidence, ...], int, dict[str, str
         evidence.append(Evidence(hit.line, hit.text, sig.id))
         real = _exception_line(hit)
         if real and all(e.line != real[0] for e in evidence):
-            if not any(same_message(shape(real[1]), cited) for cited in shapes):
+            told = shape(real[1])
+            if not any(same_message(told, cited) for cited in shapes):
+                shapes.append(told)  # shapes[k] is always evidence[k]'s
                 evidence.append(Evidence(real[0], real[1], sig.id + "#exception"))
             name, _, message = real[1].partition(":")
             facts.setdefault("exception", name.rsplit(".", 1)[-1].strip())
