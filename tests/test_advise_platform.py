@@ -205,3 +205,47 @@ def test_a_hang_gets_py_spy_where_the_job_runs():
                  get_scanner().db)
     assert "kubectl exec trainer-0 -- py-spy dump --pid 77 --subprocesses" in commands(pod)
     assert not any(command_platform(c) == "slurm" for c in commands(pod))
+
+
+SEGFAULT = ("RuntimeError: DataLoader worker (pid 4121) is killed by signal: Segmentation fault.\n"
+            "num_workers=4\n")
+
+
+def test_windows_spawns_every_worker_so_no_fix_says_start_with_spawn():
+    linux = top(SEGFAULT)
+    assert linux.cls == "B" and "Start workers with spawn instead of fork" in titles(linux)
+    frame = '  File "C:\\Users\\me\\train.py", line 40, in <module>\n'
+    for shown in (frame, "OS: Microsoft Windows 10 Pro\n"):
+        d = top(shown + SEGFAULT)
+        assert d.cls == "B" and d.facts["windows"] in ("C", "Windows")
+        assert not any("spawn" in t for t in titles(d)), titles(d)
+        assert len(titles(d)) == len(titles(linux)) - 1  # only the spawn fix goes
+    # a setting Windows does not fix stays, and a fix that makes none is never settled
+    from dllogscan.advise.platform import settled
+    db = get_scanner().db
+    spawn_fix = next(f for f in db.fixes_for("B", "crash", frozenset()) if f.already)
+    assert settled(spawn_fix, frozenset({"windows"})) and not settled(spawn_fix, frozenset({"slurm"}))
+    persistent = next(f for f in db.fixes_for("E", "slow-start", frozenset()) if f.already)
+    assert not settled(persistent, frozenset({"windows"}))
+    assert not any(settled(f, frozenset({"windows"})) for f in db.fixes_for("B", "", frozenset()))
+
+
+@pytest.mark.parametrize("line, shown_by", [
+    ("OS: Microsoft Windows 11 Home", "its environment report names the system"),
+    ("- OS (e.g., Linux): Windows 10", "its environment report names the system"),
+    ("sys.platform           win32", "its environment report names the system"),
+    ('  File "D:\\work\\train.py", line 40, in <module>', "a path on drive D:"),
+    ("PermissionError: [WinError 5] Access is denied: 'D:\\\\cache'",
+     "a Windows error number"),
+])
+def test_an_environment_report_shows_windows_as_a_frame_does(line, shown_by):
+    d = top(line + "\nRuntimeError: DataLoader worker (pid(s) 11234) exited unexpectedly\n")
+    assert d.title.endswith("on Windows, check the commit limit first)")
+    assert any(n.startswith(f"Windows: the text shows a Windows machine ({shown_by})") for n in d.notes), d.notes
+
+
+@pytest.mark.parametrize("line", ["- OS: Windows 11 with WSL2 (Ubuntu 22.04)", "It fails on Windows, not on Linux.",
+                                  "OS: Windows 10 host; the job runs in a Docker container"])
+def test_windows_that_may_run_linux_or_is_only_said_is_not_enough(line):
+    d = top(line + "\nRuntimeError: DataLoader worker (pid(s) 11234) exited unexpectedly\n")
+    assert "windows" not in d.facts and d.title.endswith("check the OOM killer first)")

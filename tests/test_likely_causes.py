@@ -200,3 +200,37 @@ def test_a_line_that_asks_or_advises_names_no_cause():
     advice = "A maintainer: please check `dmesg` for the OOM killer.\nIs it a segfault?\n"
     d = dllogscan.scan(advice + EXITED, name="job.log", classifier="off").diagnoses[0]
     assert (d.cls, d.subclass) == ("B", "oom-suspected")
+
+
+def test_no_hazard_of_forking_is_named_where_the_workers_spawn():
+    """Windows has no fork: a hang whose text names OpenCV is left plain there, and a cause that
+    needs no fork (a stall at each epoch's start) is still named."""
+    cv2 = [(1, "img = cv2.imread(path)")]
+    assert name_cause(plain_hang(), cv2).subclass == "fork-threads" + LIKELY
+    assert name_cause(plain_hang(), cv2, spawned=True) == plain_hang()
+    both = cv2 + [(2, "it pauses for a minute at the start of each epoch")]
+    assert name_cause(plain_hang(), both, spawned=True).subclass == "slow-start" + LIKELY
+    hang = load_cues(DATA_DIR / "hang_causes.toml")
+    assert {c.subclass for c in hang.causes if c.fork_only} == {"tokenizers-fork", "fork-handle", "fork-threads",
+                                                                "fork-lock"}
+
+
+def test_a_windows_text_gets_no_fork_hazard_end_to_end():
+    text = ("Training freezes at the first batch with num_workers=4, no error, GPU at 0 %.\n"
+            "The dataset reads and augments every image with OpenCV.\n"
+            "  File \"/x/torch/utils/data/dataloader.py\", line 1133, in _try_get_data\n"
+            "    data = self._data_queue.get(timeout=timeout)\n"
+            "KeyboardInterrupt\n")
+    linux = dllogscan.scan(text, classifier="off").diagnoses[0]
+    assert (linux.cls, linux.subclass) == ("E", "fork-threads" + LIKELY)
+    windows = dllogscan.scan("OS: Microsoft Windows 10 Pro\n" + text, classifier="off").diagnoses[0]
+    assert (windows.cls, windows.subclass) == ("E", "hang") and windows.facts["windows"] == "Windows"
+
+
+def test_fork_only_is_true_or_false(tmp_path):
+    bad = tmp_path / "hang_causes.toml"
+    bad.write_text('class = "E"\nplain = "hang"\nunconfirmed = "u"\n[[cause]]\nsubclass = "fork-lock"\n'
+                   'pattern = "lock"\nnames = "n"\ntitle = "t"\nexamples = []\ncounter_examples = []\n'
+                   'fork_only = "yes"\n')
+    with pytest.raises(SignatureError, match="fork_only is true or false"):
+        load_cues(bad)

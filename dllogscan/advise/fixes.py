@@ -208,7 +208,7 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
                      "that cannot write there dies, with a bus error or with no message at all: check it "
                      "before the other causes of a worker's death.")
     if "windows" in shown:
-        shown_by = f"a path on drive {facts['windows']}:" if len(facts["windows"]) == 1 else "a Windows error number"
+        shown_by = windows_evidence(facts["windows"])
         what = ("Shared batches live in file mappings that count against the commit limit (RAM plus the paging "
                 "file)." if cls == "A" else
                 "There a worker dies when the commit limit (RAM plus the paging file) runs out, each spawned "
@@ -220,6 +220,16 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
                      "for what holds the descriptors.")
     return tuple(notes)
+
+
+def windows_evidence(value: str) -> str:
+    """What showed Windows, from the fact's value: a drive letter (a frame's path), ``WinError``,
+    or the ``Windows`` / ``win32`` of an environment report's line (``signatures/facts.toml``)."""
+    if len(value) == 1:
+        return f"a path on drive {value}:"
+    if value == "WinError":
+        return "a Windows error number"
+    return "its environment report names the system"
 
 
 def situation_title(title: str, shown: frozenset[str]) -> str:

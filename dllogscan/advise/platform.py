@@ -5,8 +5,9 @@ spec) is shown where the text shows that platform or shows none: a pod that was 
 ``kubectl describe pod``, not ``sacct``; a Slurm job's bus error gets no ``docker run --shm-size``.
 A text that shows Windows (a drive path, ``[WinError N]``) gets no command made for Linux
 (``dmesg``, ``ulimit``, ``/proc`` and ``/dev/shm``, a shell's ``export``) and no platform's fix:
-Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. A log that names no platform keeps every
-fix, as before.
+Slurm, Kubernetes and Docker's ``--shm-size`` run Linux; nor a fix that makes a setting Windows
+leaves no choice over (every worker starts with spawn there: "start the workers with spawn" would
+change nothing). A log that names no platform keeps every fix, as before.
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ TOOLS = {
 }
 #: paths only Linux has: a command that reads them is made for Linux whatever its program
 LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
+#: the loader settings a platform leaves no choice over: Windows has no fork, so every worker
+#: starts with spawn (a fix's ``already``, ``signatures/fixes.toml``, names the setting it makes)
+PLATFORM_SETTINGS = {"windows": {"start_method": "spawn"}}
 #: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
 PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
 
@@ -99,14 +103,22 @@ def fits(platform: str | None, shown: frozenset[str]) -> bool:
     return not shown or platform in shown
 
 
+def settled(fix: FixEntry, shown: frozenset[str]) -> bool:
+    """Whether ``fix`` makes only settings that the platforms ``shown`` already fix that way (on
+    Windows, "start the workers with spawn")."""
+    settings = {fact: value for platform in shown for fact, value in PLATFORM_SETTINGS.get(platform, {}).items()}
+    return bool(fix.already) and all(settings.get(fact) in values for fact, values in fix.already)
+
+
 def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
     """The fixes that apply where ``shown`` were seen, each with the commands of its own that do
     (still templates: the caller fills them in). A fix whose every command is made for another
     platform, and that has no code, has nothing left to show and is left out (on Windows, "Confirm
-    the OOM kill": dmesg, journalctl, sacct)."""
+    the OOM kill": dmesg, journalctl, sacct); so is one that makes a setting the platform already
+    fixes (``settled``)."""
     out = []
     for f in entries:
-        if not fits(f.platform, shown):
+        if not fits(f.platform, shown) or settled(f, shown):
             continue
         commands = tuple(c for c in f.commands if fits(command_platform(c), shown))
         if f.commands and not commands and not f.code:

@@ -9,6 +9,8 @@ has one; not one that asks or advises: ``hedged``, where it has one; not a line 
 ``unless`` matches), as ``<subclass>-likely``: its fixes are the cause's
 (``Database.fixes_for`` falls back from ``E.fork-threads-likely`` to ``E.fork-threads``), the line
 is cited, and a note says it is what the text names, not the failure itself, that points there.
+An entry marked ``fork_only`` (a hazard of forking: a tokenizer's or OpenCV's threads, an HDF5
+handle, a lock) is passed over where the workers were spawned, as on Windows, which has no fork.
 Other diagnoses pass unchanged.
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..core.paths import DATA_DIR, data_document, data_pattern
 CUE_FILES = {"hang_causes.toml": ("E", "hang"), "exit_causes.toml": ("B", "oom-suspected")}
 RENAMED = frozenset(CUE_FILES.values())
 FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
-OPTIONAL = {"unless"}
+OPTIONAL = {"unless", "fork_only"}
 TOP_FIELDS = {"class", "plain", "unconfirmed"}
 #: the suffix of a cause named from what a text names, not from its failure text or a stack frame
 LIKELY = "-likely"
@@ -50,6 +52,7 @@ class LikelyCause:
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     unless: Any = None  # a line this matches names nothing here (GPU memory for host memory)
+    fork_only: bool = False  # a hazard of forking, which spawned workers do not meet
 
     def named_by(self, text: str) -> bool:
         return bool(self.pattern.search(text)) and not (self.unless is not None and self.unless.search(text))
@@ -97,8 +100,11 @@ def load_cues(path: Path) -> CauseCues:
             raise SignatureError(f"{path}: cause #{i} needs {', '.join(sorted(FIELDS))} (and may have "
                                  f"{', '.join(sorted(OPTIONAL))})")
         unless = data_pattern(path, raw["subclass"] + " unless", raw["unless"]) if "unless" in raw else None
+        if not isinstance(raw.get("fork_only", False), bool):
+            raise SignatureError(f"{path}: cause #{i}: fork_only is true or false")
         out.append(LikelyCause(raw["subclass"], data_pattern(path, raw["subclass"], raw["pattern"]), raw["names"],
-                               raw["title"], tuple(raw["examples"]), tuple(raw["counter_examples"]), unless))
+                               raw["title"], tuple(raw["examples"]), tuple(raw["counter_examples"]), unless,
+                               raw.get("fork_only", False)))
     optional = {name: data_pattern(path, name, doc[name]) if isinstance(doc.get(name), str) else None
                 for name in ("listing", "hedged")}
     return CauseCues(doc["class"], doc["plain"], doc["unconfirmed"], tuple(out), optional["listing"],
@@ -117,18 +123,21 @@ def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
 
 
 def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
-               cues: Sequence[CauseCues] | None = None) -> Diagnosis:
+               cues: Sequence[CauseCues] | None = None, spawned: bool = False) -> Diagnosis:
     """``diagnosis`` with the likely cause its text names, if its subclass is one a cue file
-    renames and a line names one; else unchanged."""
+    renames and a line names one; else unchanged. ``spawned``: the workers were not forked (the
+    text shows Windows), so no hazard of forking is named."""
     for data in all_cues() if cues is None else cues:
         if data.renames(diagnosis):
-            return _named(diagnosis, lines, data)
+            return _named(diagnosis, lines, data, spawned)
     return diagnosis
 
 
-def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues) -> Diagnosis:
+def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues, spawned: bool) -> Diagnosis:
     lines = [(number, text) for number, text in lines if not data.names_nothing(text)]
     for cause in data.causes:
+        if spawned and cause.fork_only:
+            continue
         for number, text in lines:
             if cause.named_by(text):
                 cited = diagnosis.evidence

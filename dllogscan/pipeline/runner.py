@@ -6,6 +6,7 @@ from functools import lru_cache
 from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise, fill
+from ..advise.platform import windows_shown
 from ..correlate.candidates import correlate, filter_hits, with_silence
 from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
@@ -101,7 +102,7 @@ def run(source: Source, scanner: Scanner | None = None,
     if not diagnoses:
         notes = notes + _leads(out, scanner.db)
     if needs_naming(diagnoses):
-        diagnoses = _likely_causes_named(diagnoses, out)
+        diagnoses = _likely_causes_named(diagnoses, out, facts)
     diagnoses = [advise(_with_config(d, facts), scanner.db) for d in diagnoses]
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
@@ -187,13 +188,13 @@ def _leads(out: ScanOutput, db: Database) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _likely_causes_named(diagnoses: list[Diagnosis], out: ScanOutput) -> list[Diagnosis]:
+def _likely_causes_named(diagnoses: list[Diagnosis], out: ScanOutput, facts: dict[str, str]) -> list[Diagnosis]:
     """Plain hangs and unexplained worker deaths with the likely cause their text names
-    (``correlate/likely_causes.py``)."""
+    (``correlate/likely_causes.py``); no hazard of forking where the text shows Windows."""
     from ..classify.digest import digest_lines
 
     lines = digest_lines(out)
-    return [name_cause(d, lines) for d in diagnoses]
+    return [name_cause(d, lines, spawned=windows_shown({**facts, **d.facts})) for d in diagnoses]
 
 
 def _with_config(diagnosis, facts: dict[str, str]):
