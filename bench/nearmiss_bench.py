@@ -1,10 +1,13 @@
 """Near-miss and repeated-failure logs: dllogscan against ``grep -F -f <keywords>`` on the same files.
 
-    python bench/nearmiss_bench.py [--size 20M] [--repeat 5] [--base /path/to/other/checkout]
+    python bench/nearmiss_bench.py [--size 20M] [--repeat 5] [--base /path/to/other/checkout] [--logs bus,windows]
 
 The logs are those of ``tests/hostile/test_throughput.py`` (issue 12's floors), at ``--size``: one
 nginx ``accept4() failed (24: Too many open files)`` line repeated, the same with varying
-timestamps and numbers, and one PyTorch bus-error line repeated. Each contender runs as a child
+timestamps and numbers, and one PyTorch bus-error line repeated; and a Windows job's log (``windows``:
+progress lines, traceback frames under a drive letter, warnings that name Windows, now and then an
+environment report's ``OS:`` line), where the platform facts' keywords are on most lines. Each
+contender runs as a child
 (``python -m dllogscan FILE --format json --prefilter ENGINE``, start-up included), the runs
 interleaved so background load hits each alike; the figure is the median wall time and the
 median CPU time of the child. ``--base`` times a second checkout (a ``git worktree`` of another
@@ -31,10 +34,33 @@ import results  # noqa: E402
 from scan_bench import machine, parse_size, run_child, write_keywords  # noqa: E402
 from tests.hostile.test_throughput import BUS, nginx_log  # noqa: E402
 
+WINDOWS_LINES = (
+    "Epoch 3:  41%|####      | {n}/5000 [02:{s:02d}<03:10, 12.1it/s, loss=0.{n}]",
+    '  File "C:\\Users\\me\\anaconda3\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line {n}, in _next_data',
+    "C:\\Users\\me\\anaconda3\\lib\\site-packages\\torchvision\\io\\image.py:13: UserWarning: Failed to load image Python extension",
+    "UserWarning: on Windows, DataLoader workers start with spawn and re-import the main module ({n})",
+    "Windows fatal exception: code 0x{n:x} (handled)",
+    "OS: Microsoft Windows 10 Pro",
+)
+
+
+def windows_log(size: int) -> bytes:
+    """A Windows job's log of ``size`` bytes: the lines above in turn (the environment report's
+    line once in 600), numbers varying so no two neighbours are the same line."""
+    out, total, n = [], 0, 0
+    while total < size:
+        n += 1
+        line = WINDOWS_LINES[-1] if n % 600 == 0 else WINDOWS_LINES[n % (len(WINDOWS_LINES) - 1)].format(n=n, s=n % 60)
+        out.append(line)
+        total += len(line) + 1
+    return ("\n".join(out) + "\n").encode()
+
+
 LOGS = {
     "same-line": lambda size: nginx_log(size, False),
     "timestamps": lambda size: nginx_log(size, True),
     "bus": lambda size: BUS.encode() * (size // len(BUS)),
+    "windows": windows_log,
 }
 
 
@@ -108,12 +134,17 @@ def main() -> int:
     ap.add_argument("--engines", default="ahocorasick,hyperscan", help="prefilter engines to time (comma-separated)")
     ap.add_argument("--base", type=Path, help="another checkout to time the same way (e.g. a git worktree)")
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("--logs", default=",".join(LOGS), help=f"which logs (comma-separated; default all: {', '.join(LOGS)})")
     args = ap.parse_args()
     size = parse_size(args.size)
     OUT.mkdir(exist_ok=True)
     who = contenders([e for e in args.engines.split(",") if e], args.base, write_keywords(OUT / "keywords.txt"))
     rows = []
-    for kind, make in LOGS.items():
+    kinds = [k for k in args.logs.split(",") if k]
+    if unknown := [k for k in kinds if k not in LOGS]:
+        ap.error(f"unknown log {', '.join(unknown)}: one of {', '.join(LOGS)}")
+    for kind in kinds:
+        make = LOGS[kind]
         log = OUT / f"nearmiss-{kind}-{args.size}.log"
         if not log.exists() or log.stat().st_size < size * 0.99:
             log.write_bytes(make(size))

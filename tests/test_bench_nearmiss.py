@@ -21,4 +21,25 @@ def test_nearmiss_bench_runs(tmp_path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in results.read_text().splitlines() if line.startswith("| nearmiss-")]
-    assert len(rows) == 3 and all("x" in row for row in rows)
+    assert len(rows) == 4 and all("x" in row for row in rows)
+    assert any(row.startswith("| nearmiss-windows-300K.log") for row in rows)
+
+
+def test_the_windows_log_shows_windows_on_most_lines_and_logs_can_be_chosen(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from nearmiss_bench import windows_log
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    import dllogscan
+
+    text = windows_log(200_000)
+    lines = text.decode().splitlines()
+    assert len(text) >= 200_000 and len(set(lines)) > len(lines) // 2  # numbers vary
+    assert sum(":\\" in line or "Windows" in line for line in lines) >= 0.75 * len(lines)
+    assert sum(line.startswith("OS: ") for line in lines) == len(lines) // 600
+    result = dllogscan.scan(text.decode())
+    assert result.facts["windows"] in ("C", "Windows")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "nearmiss_bench.py"), "--logs", "bus,nope",
+                           "--results", str(tmp_path / "R.md")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "unknown log nope" in proc.stderr
