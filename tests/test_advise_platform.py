@@ -224,10 +224,12 @@ def test_windows_spawns_every_worker_so_no_fix_says_start_with_spawn():
     from dllogscan.advise.platform import settled
     db = get_scanner().db
     spawn_fix = next(f for f in db.fixes_for("B", "crash", frozenset()) if f.already)
-    assert settled(spawn_fix, frozenset({"windows"})) and not settled(spawn_fix, frozenset({"slurm"}))
+    assert settled(spawn_fix, "spawn") and settled(spawn_fix, "forkserver") and not settled(spawn_fix, None)
     persistent = next(f for f in db.fixes_for("E", "slow-start", frozenset()) if f.already)
-    assert not settled(persistent, frozenset({"windows"}))
-    assert not any(settled(f, frozenset({"windows"})) for f in db.fixes_for("B", "", frozenset()))
+    assert not settled(persistent, "spawn")
+    assert not any(settled(f, "spawn") for f in db.fixes_for("B", "", frozenset()))
+    cuda_spawn = next(f for f in db.fixes_for("D", "cuda-fork", frozenset()) if f.already)
+    assert settled(cuda_spawn, "spawn") and not settled(cuda_spawn, "forkserver")  # spawn only
 
 
 @pytest.mark.parametrize("line, shown_by", [
@@ -249,3 +251,47 @@ def test_an_environment_report_shows_windows_as_a_frame_does(line, shown_by):
 def test_windows_that_may_run_linux_or_is_only_said_is_not_enough(line):
     d = top(line + "\nRuntimeError: DataLoader worker (pid(s) 11234) exited unexpectedly\n")
     assert "windows" not in d.facts and d.title.endswith("check the OOM killer first)")
+
+
+PY314_FRAME = '  File "/home/me/.venv/lib/python3.14/site-packages/torch/utils/data/dataloader.py", line 1180, in __init__\n'
+TORCH_ADVICE = ("UserWarning: Got pickle error when attempting to start a worker Process. This might be because the "
+                "worker Process arguments are not picklable. Python 3.14+ changed the multiprocessing start method in "
+                "non-Mac POSIX platforms to 'forkserver', which requires the worker Process arguments to be picklable. "
+                "You can also try multiprocessing.set_start_method('fork').\n")
+
+
+@pytest.mark.parametrize("shown, forkserver", [
+    (PY314_FRAME, True),
+    ("Python version: 3.14.0 (main, Oct  7 2025, 09:34:52) [GCC 13.3.0] (64-bit runtime)\n", True),
+    (PY314_FRAME + "A tip: You can also try multiprocessing.set_start_method('fork').\n", True),  # advice, no call
+    ("Python version: 3.13.5\n", False),
+    (PY314_FRAME + "loader = DataLoader(ds, num_workers=4, multiprocessing_context='fork')\n", False),
+    (PY314_FRAME + "torch.multiprocessing.set_start_method('fork', force=True)\n", False),
+])
+def test_python_3_14_workers_start_with_forkserver_unless_the_text_sets_a_method(shown, forkserver):
+    d = top(shown + SEGFAULT)
+    assert d.cls == "B" and d.subclass == "crash"
+    switch = "Start workers with spawn instead of fork"
+    note = [n for n in d.notes if n.startswith("Start method:")]
+    if forkserver:
+        assert switch not in titles(d) and d.facts["python"] == "3.14"
+        assert note == ["Start method: the workers started with forkserver (Python 3.14's default on Linux, and the "
+                        "text sets no start method), not fork: the fix that switches away from fork is left out."]
+    else:
+        assert switch in titles(d) and not note
+
+
+def test_python_3_14_keeps_what_forkserver_does_not_settle():
+    # a CUDA re-initialisation in a forked worker shows fork was used; spawn is still the fix
+    d = top(PY314_FRAME + "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+            "multiprocessing, you must use the 'spawn' start method\nnum_workers=4\n")
+    assert d.cls == "D" and "Use multiprocessing_context='spawn'" in titles(d)
+    # a worker that could not start: what changed with 3.14, and how to bring fork back
+    f = dllogscan.scan(PY314_FRAME + TORCH_ADVICE + "AttributeError: Can't pickle local object "
+                       "'main.<locals>.<lambda>'\nnum_workers=4\n", classifier="off").diagnoses[0]
+    assert f.cls == "F"
+    assert any(n.startswith("Start method: the workers started with forkserver (Python 3.14's default") and
+               "multiprocessing_context='fork' brings fork back" in n for n in f.notes), f.notes
+    older = dllogscan.scan(TORCH_ADVICE + "AttributeError: Can't pickle local object 'main.<locals>.<lambda>'\n"
+                           "num_workers=4\n", classifier="off").diagnoses[0]
+    assert older.cls == "F" and not any(n.startswith("Start method:") for n in older.notes)

@@ -207,20 +207,30 @@ def test_no_hazard_of_forking_is_named_where_the_workers_spawn():
     needs no fork (a stall at each epoch's start) is still named."""
     cv2 = [(1, "img = cv2.imread(path)")]
     assert name_cause(plain_hang(), cv2).subclass == "fork-threads" + LIKELY
-    assert name_cause(plain_hang(), cv2, spawned=True) == plain_hang()
+    windows = ("spawn", "Windows has no fork")
+    left = name_cause(plain_hang(), cv2, started=windows)
+    assert (left.subclass, left.evidence) == ("hang", plain_hang().evidence)
+    assert left.notes[-1] == ("cause fork-threads not named: line 1 names OpenCV or a BLAS / OpenMP thread pool, a "
+                              "hazard of forking, but the workers started with spawn (Windows has no fork)")
     both = cv2 + [(2, "it pauses for a minute at the start of each epoch")]
-    assert name_cause(plain_hang(), both, spawned=True).subclass == "slow-start" + LIKELY
+    named = name_cause(plain_hang(), both, started=windows)
+    assert named.subclass == "slow-start" + LIKELY and not any("not named" in n for n in named.notes)
     hang = load_cues(DATA_DIR / "hang_causes.toml")
     assert {c.subclass for c in hang.causes if c.fork_only} == {"tokenizers-fork", "fork-handle", "fork-threads",
                                                                 "fork-lock"}
 
 
-def test_a_windows_text_gets_no_fork_hazard_end_to_end():
-    text = ("Training freezes at the first batch with num_workers=4, no error, GPU at 0 %.\n"
+def opencv_hang(folder: str = "/x") -> str:
+    """A hang told in prose whose text names OpenCV, ending in a Ctrl-C in the loader's wait."""
+    return ("Training freezes at the first batch with num_workers=4, no error, GPU at 0 %.\n"
             "The dataset reads and augments every image with OpenCV.\n"
-            "  File \"/x/torch/utils/data/dataloader.py\", line 1133, in _try_get_data\n"
+            f'  File "{folder}/torch/utils/data/dataloader.py", line 1133, in _try_get_data\n'
             "    data = self._data_queue.get(timeout=timeout)\n"
             "KeyboardInterrupt\n")
+
+
+def test_a_windows_text_gets_no_fork_hazard_end_to_end():
+    text = opencv_hang()
     linux = dllogscan.scan(text, classifier="off").diagnoses[0]
     assert (linux.cls, linux.subclass) == ("E", "fork-threads" + LIKELY)
     windows = dllogscan.scan("OS: Microsoft Windows 10 Pro\n" + text, classifier="off").diagnoses[0]
@@ -234,3 +244,13 @@ def test_fork_only_is_true_or_false(tmp_path):
                    'fork_only = "yes"\n')
     with pytest.raises(SignatureError, match="fork_only is true or false"):
         load_cues(bad)
+
+
+def test_python_3_14_names_no_fork_hazard_unless_the_text_sets_fork():
+    text = opencv_hang("/usr/lib/python3.14/site-packages")
+    d = dllogscan.scan(text, classifier="off").diagnoses[0]
+    assert (d.cls, d.subclass, d.facts["python"]) == ("E", "hang", "3.14")
+    assert any(n.startswith("cause fork-threads not named: line 2 names OpenCV") and "forkserver (Python 3.14's "
+               "default on Linux, and the text sets no start method)" in n for n in d.notes), d.notes
+    forked = dllogscan.scan(text + "mp.set_start_method('fork')\n", classifier="off").diagnoses[0]
+    assert forked.subclass == "fork-threads" + LIKELY

@@ -7,7 +7,7 @@ import re
 
 from ..core.models import Diagnosis, Fix
 from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
-from .platform import kept, namespaced, platforms_shown, windows_shown
+from .platform import default_start, kept, namespaced, platforms_shown, settled, windows_shown
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -37,6 +37,7 @@ SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
 OOM_FIRST = ": check the OOM killer first)"
 WINDOWS_FIRST = ": on Windows, check the commit limit first)"
 WINDOWS_NOTE = "Windows:"
+FORKSERVER_NOTE = "Start method:"
 
 
 def parse_size(text: str) -> int | None:
@@ -222,6 +223,22 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
     return tuple(notes)
 
 
+def forkserver_note(cls: str, start: tuple[str, str] | None, dropped: bool) -> tuple[str, ...]:
+    """Where the workers started with forkserver by Python 3.14's default (``default_start``): for a
+    worker that could not start (class F), how that default differs from fork; for another class,
+    that a fix switching away from fork was left out, where one was."""
+    if start is None or start[0] != "forkserver" or not (cls == "F" or dropped):
+        return ()
+    if cls == "F":
+        return (f"{FORKSERVER_NOTE} the workers started with forkserver ({start[1]}). Like spawn, it "
+                "pickles the dataset, collate_fn and worker_init_fn and re-imports the main module, so "
+                "code that worked under fork on an older Python can fail here. "
+                "multiprocessing_context='fork' brings fork back, with its hazards (CUDA initialised "
+                "before the workers start, threads and locks).",)
+    return (f"{FORKSERVER_NOTE} the workers started with forkserver ({start[1]}), not fork: the fix that "
+            "switches away from fork is left out.",)
+
+
 def windows_evidence(value: str) -> str:
     """What showed Windows, from the fact's value: a drive letter (a frame's path), ``WinError``,
     or the ``Windows`` / ``win32`` of an environment report's line (``signatures/facts.toml``)."""
@@ -260,7 +277,9 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     shown = situations(diagnosis, facts)
     if diagnosis.cls == "A" and not shown:
         facts.update(above_current(facts))
-    entries = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
+    start = default_start(facts)
+    fitting = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
+    entries = [(f, commands) for f, commands in fitting if not settled(f, start and start[0])]  # no-op switches
     entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None)  # stable: made ones last
     values = fill_values(facts)
     fixes = tuple(
@@ -270,8 +289,9 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
         for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes
-                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE)))
+                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, FORKSERVER_NOTE)))
     notes += situation_notes(shown, facts, diagnosis.cls)
+    notes += forkserver_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "

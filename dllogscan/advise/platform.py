@@ -5,9 +5,11 @@ spec) is shown where the text shows that platform or shows none: a pod that was 
 ``kubectl describe pod``, not ``sacct``; a Slurm job's bus error gets no ``docker run --shm-size``.
 A text that shows Windows (a drive path, ``[WinError N]``) gets no command made for Linux
 (``dmesg``, ``ulimit``, ``/proc`` and ``/dev/shm``, a shell's ``export``) and no platform's fix:
-Slurm, Kubernetes and Docker's ``--shm-size`` run Linux; nor a fix that makes a setting Windows
-leaves no choice over (every worker starts with spawn there: "start the workers with spawn" would
-change nothing). A log that names no platform keeps every fix, as before.
+Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. Where the text shows how the workers
+started without showing it set — spawn on Windows, which has no fork; forkserver under Python 3.14
+or later with no start method set, that version's default on Linux (``default_start``) — a fix that
+only switches to that start method ("start the workers with spawn") is left out: it would change
+nothing. A log that names no platform keeps every fix, as before.
 """
 from __future__ import annotations
 
@@ -35,9 +37,10 @@ TOOLS = {
 }
 #: paths only Linux has: a command that reads them is made for Linux whatever its program
 LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
-#: the loader settings a platform leaves no choice over: Windows has no fork, so every worker
-#: starts with spawn (a fix's ``already``, ``signatures/fixes.toml``, names the setting it makes)
-PLATFORM_SETTINGS = {"windows": {"start_method": "spawn"}}
+#: the Python version from which the default start method on Linux is forkserver (the DataLoader
+#: uses the default unless its ``multiprocessing_context`` says otherwise; spawn on macOS and
+#: Windows already)
+FORKSERVER_DEFAULT_FROM = (3, 14)
 #: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
 PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
 
@@ -103,22 +106,36 @@ def fits(platform: str | None, shown: frozenset[str]) -> bool:
     return not shown or platform in shown
 
 
-def settled(fix: FixEntry, shown: frozenset[str]) -> bool:
-    """Whether ``fix`` makes only settings that the platforms ``shown`` already fix that way (on
-    Windows, "start the workers with spawn")."""
-    settings = {fact: value for platform in shown for fact, value in PLATFORM_SETTINGS.get(platform, {}).items()}
-    return bool(fix.already) and all(settings.get(fact) in values for fact, values in fix.already)
+def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
+    """How the workers started where the text shows it was not fork without showing a start method
+    set, and why: spawn on Windows (no fork there); forkserver where the text shows Python 3.14 or
+    later (``python``) and sets no start method (``start_method``, ``start_method_call``). None:
+    the workers may have forked."""
+    if windows_shown(facts):
+        return "spawn", "Windows has no fork"
+    if facts.get("start_method") or facts.get("start_method_call"):
+        return None
+    major, _, minor = facts.get("python", "").partition(".")
+    if major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= FORKSERVER_DEFAULT_FROM:
+        return "forkserver", f"Python {facts['python']}'s default on Linux, and the text sets no start method"
+    return None
+
+
+def settled(fix: FixEntry, start_method: str | None) -> bool:
+    """Whether ``fix`` only switches the workers to the start method they already had
+    (``default_start``): "start the workers with spawn" on Windows."""
+    return bool(start_method and fix.already) and all(
+        fact == "start_method" and start_method in values for fact, values in fix.already)
 
 
 def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
     """The fixes that apply where ``shown`` were seen, each with the commands of its own that do
     (still templates: the caller fills them in). A fix whose every command is made for another
     platform, and that has no code, has nothing left to show and is left out (on Windows, "Confirm
-    the OOM kill": dmesg, journalctl, sacct); so is one that makes a setting the platform already
-    fixes (``settled``)."""
+    the OOM kill": dmesg, journalctl, sacct)."""
     out = []
     for f in entries:
-        if not fits(f.platform, shown) or settled(f, shown):
+        if not fits(f.platform, shown):
             continue
         commands = tuple(c for c in f.commands if fits(command_platform(c), shown))
         if f.commands and not commands and not f.code:

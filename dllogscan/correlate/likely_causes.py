@@ -10,7 +10,8 @@ has one; not one that asks or advises: ``hedged``, where it has one; not a line 
 (``Database.fixes_for`` falls back from ``E.fork-threads-likely`` to ``E.fork-threads``), the line
 is cited, and a note says it is what the text names, not the failure itself, that points there.
 An entry marked ``fork_only`` (a hazard of forking: a tokenizer's or OpenCV's threads, an HDF5
-handle, a lock) is passed over where the workers were spawned, as on Windows, which has no fork.
+handle, a lock) is passed over where the text shows the workers did not fork (spawn on Windows,
+forkserver by Python 3.14's default: ``advise.platform.default_start``), and a note says so.
 Other diagnoses pass unchanged.
 """
 from __future__ import annotations
@@ -123,20 +124,25 @@ def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
 
 
 def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
-               cues: Sequence[CauseCues] | None = None, spawned: bool = False) -> Diagnosis:
+               cues: Sequence[CauseCues] | None = None, started: tuple[str, str] | None = None) -> Diagnosis:
     """``diagnosis`` with the likely cause its text names, if its subclass is one a cue file
-    renames and a line names one; else unchanged. ``spawned``: the workers were not forked (the
-    text shows Windows), so no hazard of forking is named."""
+    renames and a line names one; else unchanged. ``started``: how the workers started, and why,
+    where the text shows it was not fork (``advise.platform.default_start``): no hazard of forking
+    is named then, and the first one a line names is noted as passed over."""
     for data in all_cues() if cues is None else cues:
         if data.renames(diagnosis):
-            return _named(diagnosis, lines, data, spawned)
+            return _named(diagnosis, lines, data, started)
     return diagnosis
 
 
-def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues, spawned: bool) -> Diagnosis:
+def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues,
+           started: tuple[str, str] | None) -> Diagnosis:
     lines = [(number, text) for number, text in lines if not data.names_nothing(text)]
+    passed_over = None
     for cause in data.causes:
-        if spawned and cause.fork_only:
+        if started and cause.fork_only:
+            if passed_over is None:
+                passed_over = next(((cause, number) for number, text in lines if cause.named_by(text)), None)
             continue
         for number, text in lines:
             if cause.named_by(text):
@@ -146,6 +152,11 @@ def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCu
                 note = f"cause {cause.subclass}{NOTE_MARK}{number} names {cause.names}; {data.unconfirmed}"
                 return dataclasses.replace(diagnosis, subclass=cause.subclass + LIKELY, title=cause.title,
                                            evidence=cited, notes=diagnosis.notes + (note,))
+    if passed_over is not None and started is not None:
+        cause, number = passed_over
+        note = (f"cause {cause.subclass} not named: line {number} names {cause.names}, a hazard of forking, "
+                f"but the workers started with {started[0]} ({started[1]})")
+        return dataclasses.replace(diagnosis, notes=diagnosis.notes + (note,))
     return diagnosis
 
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise, fill
-from ..advise.platform import windows_shown
+from ..advise.platform import default_start
 from ..correlate.candidates import correlate, filter_hits, with_silence
 from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
@@ -190,11 +190,12 @@ def _leads(out: ScanOutput, db: Database) -> tuple[str, ...]:
 
 def _likely_causes_named(diagnoses: list[Diagnosis], out: ScanOutput, facts: dict[str, str]) -> list[Diagnosis]:
     """Plain hangs and unexplained worker deaths with the likely cause their text names
-    (``correlate/likely_causes.py``); no hazard of forking where the text shows Windows."""
+    (``correlate/likely_causes.py``); no hazard of forking where the text shows the workers did
+    not fork (``advise.platform.default_start``)."""
     from ..classify.digest import digest_lines
 
     lines = digest_lines(out)
-    return [name_cause(d, lines, spawned=windows_shown({**facts, **d.facts})) for d in diagnoses]
+    return [name_cause(d, lines, started=default_start({**facts, **d.facts})) for d in diagnoses]
 
 
 def _with_config(diagnosis, facts: dict[str, str]):
