@@ -63,3 +63,48 @@ def test_a_long_run_counts_every_line():
     (out, verdicts), (plain, _) = _scan(data, ENGINES[-1], True), _scan(data, ENGINES[-1], False)
     assert out.counts["A.bus-error.killed-by-signal"] == plain.counts["A.bus-error.killed-by-signal"] == 500
     assert len(out.hits) == len(plain.hits) and [(v[0], v[2]) for v in verdicts] == [("A", 4)]
+
+
+def _frames(count: int, folder: str) -> str:
+    return "".join(f'  File "{folder}/lib/json/decoder.py", line {n}, in decode\n' for n in range(count))
+
+
+def test_a_fact_read_once_is_not_looked_for_again():
+    """The Windows drive and the Python version are facts of the machine: the first frame gives
+    them, and the thousands after it are not matched again (one hit each, the first value)."""
+    text = _frames(3000, "C:\\Users\\me\\py") + _frames(3000, "D:\\envs\\py") + BUS + "\n"
+    scanner = pipeline.get_scanner()
+    out = scanner.scan(io.BytesIO(text.encode()))
+    windows = [h for h in out.hits if h.signature == "fact.windows"]
+    assert [(h.line, h.facts["windows"]) for h in windows] == [(1, "C")]
+    assert any(h.signature.startswith("A.bus-error") and h.line == 6001 for h in out.hits)
+    assert scanner.db.by_id["fact.windows"].once and matcher.cap(scanner.db.by_id["fact.windows"]) == 1
+    assert matcher.cap(scanner.db.by_id["A.bus-error.killed-by-signal"]) == limits.MAX_HITS_PER_SIGNATURE
+
+
+def test_lines_of_a_signature_at_its_cap_are_passed_over_in_later_rounds(monkeypatch):
+    """Once a signature is at its cap, a line that holds only its keywords costs no matching
+    (``Scanner._dead_test``): here every frame of a Python 3.14 traceback holds the fact's keyword.
+    What is found is what matching every line finds."""
+    from dllogscan.scan import scanner as scanner_mod
+
+    text = (_frames(4000, "/usr/lib/python3.14") + BUS + "\n" + _frames(4000, "/usr/lib/python3.14")).encode()
+    monkeypatch.setattr(limits, "CHUNK", 16 << 10)
+    monkeypatch.setattr(limits, "LOOKAHEAD", 1 << 10)
+    monkeypatch.setattr(limits, "LOOKBEHIND", 1 << 10)
+    scanner = pipeline.get_scanner()
+    matched: list[int] = []
+    original = scanner_mod.Scanner._match_line
+
+    def counting(self, data, start, end, lineno, out):
+        matched.append(lineno)
+        return original(self, data, start, end, lineno, out)
+
+    monkeypatch.setattr(scanner_mod.Scanner, "_match_line", counting)
+    out = scanner.scan(io.BytesIO(text))
+    assert [h.line for h in out.hits if h.signature == "fact.python-version"] == [1]
+    assert [h.line for h in out.hits if h.signature.startswith("A.bus-error")] == [4001]
+    assert 4001 in matched and len(matched) < 1000, len(matched)  # the first round's frames, not all 8000
+    monkeypatch.setattr(scanner_mod.Scanner, "_dead_test", lambda *args: None)
+    every = scanner.scan(io.BytesIO(text))
+    assert every.hits == out.hits and len(matched) > 8000

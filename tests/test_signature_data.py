@@ -28,7 +28,7 @@ REQUIRED = {"id", "class", "title", "role", "keywords", "pattern", "weight",
             "examples", "counter_examples"}
 OPTIONAL = {"subclass", "priority", "kinds", "since", "until", "source", "notes",
             "refines", "link", "linked_weight", "absorbs", "absorb_within",
-            "requires", "excludes", "capture_after", "flags", "alone", "canonical", "variant_of", "lead"}
+            "requires", "excludes", "capture_after", "flags", "alone", "canonical", "variant_of", "lead", "once"}
 ROLES = {"failure", "cause", "context", "fact"}
 FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", "shm_size",
          "path", "num_workers", "prefetch_factor", "batch_size", "timeout", "job_id", "node",

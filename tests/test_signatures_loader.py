@@ -40,6 +40,8 @@ def test_good_user_file_loads(tmp_path):
     (('subclass = "bus-error"', 'subclass = "Bus Error"'), "lower-case"),
     (('class = "A"', 'class = "Q"'), "class 'Q'"),
     (('keywords = ["Bus error"]', 'keywords = []'), "missing or empty 'keywords'"),
+    (('role = "failure"', 'role = "failure"\nonce = true'), "once must be true or false, and true only for a fact"),
+    (('role = "failure"', 'role = "fact"\nonce = "yes"'), "once must be true or false"),
 ])
 def test_bad_entry_is_refused_with_file_and_id(tmp_path, change, message):
     bad = GOOD.replace(*change)

@@ -12,6 +12,13 @@ from ..signatures.database import Database, Signature
 NO_SCREEN = object()
 
 
+def cap(sig: Signature) -> int:
+    """The hits of ``sig`` kept per source: ``MAX_HITS_PER_SIGNATURE``, one for a fact read once
+    (``Signature.once``). A signature at its cap is not matched again, and a line that holds only
+    its keywords is passed over unread (``Scanner._dead_test``)."""
+    return 1 if sig.once else limits.MAX_HITS_PER_SIGNATURE
+
+
 class LineMatcher:
     """The per-line half of the ``Scanner``: keyword -> signatures -> matches -> ``Hit``s."""
 
@@ -82,7 +89,7 @@ class LineMatcher:
         counts = out.counts
         live, capped = [], []
         for sig in sigs:
-            if counts[sig.id] >= limits.MAX_HITS_PER_SIGNATURE:
+            if counts[sig.id] >= cap(sig):
                 counts[sig.id] += 1  # at its cap: not matched again
                 capped.append(sig.id)
             else:
@@ -109,6 +116,8 @@ class LineMatcher:
                 facts.setdefault("rank", rank)
             after = lines_after(data, end, sig.capture_after, lineno, memo) if sig.capture_after else ()
             counts[sig.id] += 1
+            if counts[sig.id] == cap(sig):
+                out.capped += 1
             out.hits.append(Hit(signature=sig.id, line=lineno, text=excerpt(text, match),
                                 facts=facts, before=before, after=after))
 

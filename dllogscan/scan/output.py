@@ -20,7 +20,8 @@ class ScanOutput:
     """What the scanner saw in one source."""
 
     hits: list[Hit] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter = field(default_factory=Counter)  # lines matched per signature: exact up to its cap (matcher.cap)
+    capped: int = 0  # how many signatures have reached their cap (``matcher.cap``): not matched again
     lines: int = 0
     bytes_read: int = 0
     tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from

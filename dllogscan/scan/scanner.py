@@ -10,13 +10,18 @@ from typing import BinaryIO, Callable
 
 from . import limits
 from .linememo import LineMemo
-from .matcher import LineMatcher
+from .matcher import LineMatcher, cap
 from .output import RoundState, ScanOutput, line_bounds
 from .parallel import try_parallel
 from .prefilter import Prefilter, make_prefilter
 from ..core.errors import SourceError
 from ..signatures.database import Database
 from ..sources.streams import STREAM_ERRORS, describe_read_error
+
+
+def _any_signature(sig) -> bool:
+    """With no round screen, any signature below its cap may match."""
+    return True
 
 
 class Scanner(LineMatcher):
@@ -39,20 +44,31 @@ class Scanner(LineMatcher):
             by_head.setdefault(anchor[:size], []).append((anchor, held))
         return size, {head: tuple(found) for head, found in by_head.items()}
 
-    def _dead_test(self, data: bytes, memo: LineMemo) -> Callable[[int], bool] | None:
-        """For a round of plain lines (``RoundScreen.text``): a test of whether the anchor at a
-        position leads only to signatures that cannot match in this round (their keywords are
-        absent, or the round screen rules them out), so that a log of near misses costs no
-        per-line work at all. A line is still matched when one anchor it holds may lead
-        somewhere, and then against every keyword it holds, as before. None: test nothing."""
+    def _dead_test(self, data: bytes, memo: LineMemo, out: ScanOutput) -> Callable[[int], bool] | None:
+        """A test of whether the anchor at a position leads only to signatures that cannot match
+        in this round or are no longer matched, so that such a line costs no per-line work at all:
+        a signature at its ``cap`` (a failure line repeated thousands of times, a fact read once
+        from the first of many traceback frames) in any round; in a round of plain lines
+        (``RoundScreen.text``), also one whose keywords are absent or that the round screen rules
+        out (a log of near misses). The answers are remembered per anchor until another signature
+        reaches its cap (``ScanOutput.capped``). A line is still matched when one anchor it holds
+        may lead somewhere, and then against every keyword it holds, as before. None: test
+        nothing (no screen, and no signature at its cap yet)."""
         size, by_head = self._head_len, self._by_head
-        if not size or memo.screen is None or memo.screen.text is None:
+        screen = memo.screen if memo.screen is not None and memo.screen.text is not None else None
+        if not size or (screen is None and not out.capped):
             return None
-        screen = memo.screen
+        may_match = screen.may_match if screen is not None else _any_signature
+        counts = out.counts
         by_anchor: dict[bytes, bool] = {}
         by_lone_head: dict[bytes, bool] = {}  # the answer for a head that one anchor alone starts with
+        capped = [out.capped]
 
         def dead(pos: int) -> bool:
+            if out.capped != capped[0]:  # a signature has reached its cap since: answers may change
+                capped[0] = out.capped
+                by_anchor.clear()
+                by_lone_head.clear()
             head = data[pos:pos + size]
             found = by_lone_head.get(head)
             if found is not None:
@@ -63,7 +79,8 @@ class Scanner(LineMatcher):
                     found = by_anchor.get(anchor)
                     if found is None:
                         found = by_anchor[anchor] = not any(
-                            kw in data and any(screen.may_match(sig) for sig in sigs) for kw, sigs in held)
+                            kw in data and any(counts[sig.id] < cap(sig) and may_match(sig) for sig in sigs)
+                            for kw, sigs in held)
                     if len(anchors) == 1:
                         by_lone_head[head] = found
                     return found
@@ -114,7 +131,7 @@ class Scanner(LineMatcher):
             counted_to, line_at = 0, base_line
             fresh: set[int] = set()
             last_end = -1
-            dead = self._dead_test(data, out.memo) if not is_dry else None
+            dead = self._dead_test(data, out.memo, out) if not is_dry else None
             for pos in positions:
                 if pos < last_end:
                     continue  # same line (or window) as the previous keyword

@@ -23,7 +23,7 @@ KNOWN_KEYS = {
     "id", "class", "subclass", "title", "role", "keywords", "pattern", "weight", "priority",
     "kinds", "since", "until", "source", "examples", "counter_examples", "refines", "link",
     "linked_weight", "absorbs", "absorb_within", "requires", "excludes", "capture_after",
-    "flags", "notes", "alone", "canonical", "variant_of", "lead",
+    "flags", "notes", "alone", "canonical", "variant_of", "lead", "once",
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
@@ -94,6 +94,9 @@ class Signature:
     #: a note for a text that gets no diagnosis but has this line: what the line shows and the one
     #: check that would tell; ``{line}`` and the hit's facts (``{rank|?}``) filled in as a fix's are
     lead: str = ""
+    #: a fact of the machine, not of the run (the Windows drive, the Python version): read from its
+    #: first match, after which the scanner no longer looks for it (``scan.matcher.cap``)
+    once: bool = False
 
     def may_stand_alone(self, facts: dict[str, str]) -> bool:
         """Whether a hit with ``facts`` counts when no failure of its class is in the source."""

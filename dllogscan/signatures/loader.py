@@ -101,6 +101,9 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
     canonical = raw.get("canonical", False)
     if not isinstance(canonical, bool) or (canonical and (role != "failure" or weight < 0.5)):
         raise _fail(origin, sig_id, "canonical must be true or false, and true only for a failure of weight >= 0.5")
+    once = raw.get("once", False)
+    if not isinstance(once, bool) or (once and role != "fact"):
+        raise _fail(origin, sig_id, "once must be true or false, and true only for a fact")
     lead = raw.get("lead", "")
     if lead and not _plain_placeholders(lead):
         raise _fail(origin, sig_id, "lead may hold only {name} or {name|default} placeholders (a fact's name, or line)")
@@ -120,7 +123,7 @@ def parse_signature(raw: dict[str, Any], origin: str, compile_now: bool = True,
         excludes=_conditions(raw.get("excludes"), origin, sig_id, "excludes"),
         capture_after=int(raw.get("capture_after", 0)), alone=alone, canonical=canonical,
         variant_of=variant_of, origin=origin,
-        user=user, lead=lead,
+        user=user, lead=lead, once=once,
     )
     if compiled is not None:
         # what cached_property would store
