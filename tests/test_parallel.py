@@ -130,3 +130,18 @@ def test_only_plain_regular_files_are_split(tmp_path, monkeypatch):
         threads[0] = False
         stream.read(10)  # something read past the head: no longer a fresh file
         assert parallel.try_parallel(scanner, peeked, n_jobs=2) is None
+
+
+def test_a_fact_read_once_keeps_the_first_value_over_workers(tmp_path, monkeypatch):
+    """Each worker reads the Windows drive once in its own part; the merge keeps the first part's,
+    as the single pass does."""
+    filler = b"".join(b"step %d loss 0.1\n" % i for i in range(3000))
+    frame = b'  File "%s:\\work\\train.py", line 40, in <module>\n'
+    path = tmp_path / "drives.log"
+    path.write_bytes(b"".join(filler + frame % drive for drive in (b"C", b"D", b"E", b"F") * 3)
+                     + (FAILURES[1] + "\n").encode())
+    one_result, one = _outputs(path, "python", 1, monkeypatch)
+    split_result, split = _outputs(path, "python", 4, monkeypatch)
+    assert split.hits == one.hits
+    assert [h.facts["windows"] for h in one.hits if h.signature == "fact.windows"] == ["C"]
+    assert split_result == one_result and one_result["facts"]["windows"] == "C"

@@ -6,7 +6,8 @@ only on the file's bytes. So a worker can start at any round ``k``: it rebuilds 
 carry from the file, replays round ``k-1`` dry (to know which lines that round already matched)
 and scans rounds ``k``.. with the very data windows the single pass would use. Worker ``i``
 numbers lines from its own start; the parent shifts them by the lines of the rounds before,
-concatenates the hits in order and keeps the first ``MAX_HITS_PER_SIGNATURE`` per signature.
+concatenates the hits in order and keeps the first ``MAX_HITS_PER_SIGNATURE`` per signature (one
+for a fact read once, ``matcher.cap``).
 
 Only an uncompressed, regular, unlimited file above ``MIN_BYTES`` is split, in the main thread
 of a non-daemon process; ``DLLOGSCAN_JOBS=1`` turns it off. Any worker failure means one plain
@@ -21,11 +22,13 @@ import threading
 from typing import TYPE_CHECKING, BinaryIO
 
 from . import limits
+from .matcher import cap
 from .output import RoundState, ScanOutput
 from ..sources.streams import LimitedReader, PeekedStream
 
 if TYPE_CHECKING:
     from .scanner import Scanner
+    from ..signatures.database import Database
 
 MIN_BYTES = 256 << 20
 ENV = "DLLOGSCAN_JOBS"
@@ -168,7 +171,7 @@ def _run(scanner: "Scanner", fd: int, size: int, bounds: list) -> ScanOutput:
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
-    return _merge(parts, fd, size)
+    return _merge(parts, fd, size, scanner.db)
 
 
 def _child(conn, scanner, fd: int, k0: int, k1: int | None) -> None:
@@ -181,8 +184,9 @@ def _child(conn, scanner, fd: int, k0: int, k1: int | None) -> None:
     conn.close()
 
 
-def _merge(parts: list, fd: int, size: int) -> ScanOutput:
-    """One ScanOutput as the single pass gives it: lines shifted, hits capped per signature."""
+def _merge(parts: list, fd: int, size: int, db: "Database") -> ScanOutput:
+    """One ScanOutput as the single pass gives it: lines shifted, hits capped per signature (one
+    for a fact read once: the first part's)."""
     out = ScanOutput(bytes_read=size, prefix=os.pread(fd, limits.KEEP_PREFIX, 0))
     line_at_start = 1  # absolute line number of the current worker's first byte
     seen: dict[str, int] = {}
@@ -192,7 +196,7 @@ def _merge(parts: list, fd: int, size: int) -> ScanOutput:
         shift = line_at_start - line_k0
         for hit in part.hits:
             seen[hit.signature] = seen.get(hit.signature, 0) + 1
-            if seen[hit.signature] <= limits.MAX_HITS_PER_SIGNATURE:
+            if seen[hit.signature] <= cap(db.by_id[hit.signature]):
                 out.hits.append(dataclasses.replace(hit, line=hit.line + shift, before=_shift(hit.before, shift),
                                                     after=_shift(hit.after, shift)))
         out.counts.update(part.counts)
