@@ -295,3 +295,16 @@ def test_python_3_14_keeps_what_forkserver_does_not_settle():
     older = dllogscan.scan(TORCH_ADVICE + "AttributeError: Can't pickle local object 'main.<locals>.<lambda>'\n"
                            "num_workers=4\n", classifier="off").diagnoses[0]
     assert older.cls == "F" and not any(n.startswith("Start method:") for n in older.notes)
+
+
+def test_windows_is_not_told_to_start_its_workers_with_fork():
+    pickling = TORCH_ADVICE + "AttributeError: Can't pickle local object 'main.<locals>.<lambda>'\nnum_workers=4\n"
+    fork = "On Linux only: start the workers with fork, which pickles nothing"
+    linux = dllogscan.scan(pickling, classifier="off").diagnoses[0]
+    assert (linux.cls, linux.subclass) == ("F", "pickling") and fork in titles(linux)
+    windows = dllogscan.scan("OS: Microsoft Windows 11 Pro\n" + pickling, classifier="off").diagnoses[0]
+    assert windows.cls == "F" and fork not in titles(windows) and titles(windows) == titles(linux)[:-1]
+    # where the text shows fork made, the fix goes last and says so (it did not prevent this)
+    made = dllogscan.scan(pickling + "loader = DataLoader(ds, multiprocessing_context='fork')\n",
+                          classifier="off").diagnoses[0]
+    assert titles(made)[-1].startswith(fork + " (the text already shows the fork start method")

@@ -9,7 +9,8 @@ Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. Where the text shows ho
 started without showing it set — spawn on Windows, which has no fork; forkserver under Python 3.14
 or later with no start method set, that version's default on Linux (``default_start``) — a fix that
 only switches to that start method ("start the workers with spawn") is left out: it would change
-nothing. A log that names no platform keeps every fix, as before.
+nothing; so is one that switches to a method the platform lacks (fork on Windows). A log that
+names no platform keeps every fix, as before.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
 #: uses the default unless its ``multiprocessing_context`` says otherwise; spawn on macOS and
 #: Windows already)
 FORKSERVER_DEFAULT_FROM = (3, 14)
+#: the start methods a platform does not have: a fix that switches to one is left out there
+UNAVAILABLE_STARTS = {"windows": frozenset({"fork", "forkserver"})}
 #: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
 PREFIX_WORDS = frozenset({"sudo", "env", "exec", "time", "nohup"})
 
@@ -128,14 +131,23 @@ def settled(fix: FixEntry, start_method: str | None) -> bool:
         fact == "start_method" and start_method in values for fact, values in fix.already)
 
 
+def unavailable(fix: FixEntry, shown: frozenset[str]) -> bool:
+    """Whether ``fix`` only switches to a start method that a platform ``shown`` does not have
+    ("start the workers with fork" on Windows)."""
+    missing = frozenset().union(*(UNAVAILABLE_STARTS.get(platform, frozenset()) for platform in shown))
+    return bool(missing and fix.already) and all(
+        fact == "start_method" and set(values) <= missing for fact, values in fix.already)
+
+
 def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
     """The fixes that apply where ``shown`` were seen, each with the commands of its own that do
     (still templates: the caller fills them in). A fix whose every command is made for another
     platform, and that has no code, has nothing left to show and is left out (on Windows, "Confirm
-    the OOM kill": dmesg, journalctl, sacct)."""
+    the OOM kill": dmesg, journalctl, sacct); so is one that switches to a start method the
+    platform lacks (``unavailable``)."""
     out = []
     for f in entries:
-        if not fits(f.platform, shown):
+        if not fits(f.platform, shown) or unavailable(f, shown):
             continue
         commands = tuple(c for c in f.commands if fits(command_platform(c), shown))
         if f.commands and not commands and not f.code:
