@@ -124,19 +124,18 @@ def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+def switched_to(fix: FixEntry) -> frozenset[str]:
+    """The start methods ``fix`` switches the workers to (its ``already``); empty where it makes
+    another setting, or none."""
+    if not fix.already or any(fact != "start_method" for fact, _ in fix.already):
+        return frozenset()
+    return frozenset(value for _, values in fix.already for value in values)
+
+
 def settled(fix: FixEntry, start_method: str | None) -> bool:
     """Whether ``fix`` only switches the workers to the start method they already had
     (``default_start``): "start the workers with spawn" on Windows."""
-    return bool(start_method and fix.already) and all(
-        fact == "start_method" and start_method in values for fact, values in fix.already)
-
-
-def unavailable(fix: FixEntry, shown: frozenset[str]) -> bool:
-    """Whether ``fix`` only switches to a start method that a platform ``shown`` does not have
-    ("start the workers with fork" on Windows)."""
-    missing = frozenset().union(*(UNAVAILABLE_STARTS.get(platform, frozenset()) for platform in shown))
-    return bool(missing and fix.already) and all(
-        fact == "start_method" and set(values) <= missing for fact, values in fix.already)
+    return start_method in switched_to(fix)
 
 
 def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEntry, tuple[str, ...]]]:
@@ -144,10 +143,12 @@ def kept(entries: Iterable[FixEntry], shown: frozenset[str]) -> list[tuple[FixEn
     (still templates: the caller fills them in). A fix whose every command is made for another
     platform, and that has no code, has nothing left to show and is left out (on Windows, "Confirm
     the OOM kill": dmesg, journalctl, sacct); so is one that switches to a start method the
-    platform lacks (``unavailable``)."""
+    platform lacks (``UNAVAILABLE_STARTS``: "start the workers with fork" on Windows)."""
+    lacking = frozenset().union(*(UNAVAILABLE_STARTS.get(platform, frozenset()) for platform in shown))
     out = []
     for f in entries:
-        if not fits(f.platform, shown) or unavailable(f, shown):
+        methods = switched_to(f)
+        if not fits(f.platform, shown) or (methods and methods <= lacking):
             continue
         commands = tuple(c for c in f.commands if fits(command_platform(c), shown))
         if f.commands and not commands and not f.code:
