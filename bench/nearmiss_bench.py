@@ -6,7 +6,10 @@ The logs are those of ``tests/hostile/test_throughput.py`` (issue 12's floors), 
 nginx ``accept4() failed (24: Too many open files)`` line repeated, the same with varying
 timestamps and numbers, and one PyTorch bus-error line repeated; and a Windows job's log (``windows``:
 progress lines, traceback frames under a drive letter, warnings that name Windows, now and then an
-environment report's ``OS:`` line), where the platform facts' keywords are on most lines. Each
+environment report's ``OS:`` line), where the platform facts' keywords are on most lines; and a
+log in Unicode (``unicode``: tqdm's block bars, rich's box-drawn frames, curly quotes, Chinese
+messages, and one line in 50 pasted with no-break and zero-width spaces), where every round is
+searched for the blanks ``normalize/blanks.py`` folds. Each
 contender runs as a child
 (``python -m dllogscan FILE --format json --prefilter ENGINE``, start-up included), the runs
 interleaved so background load hits each alike; the figure is the median wall time and the
@@ -56,11 +59,32 @@ def windows_log(size: int) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
+UNICODE_LINES = (
+    "Epoch 3:  41%|████▏     | {n}/5000 [02:{s:02d}<03:10, 12.1it/s, loss=0.{n}]",
+    "│ /opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py:{n} in _next_data  │",
+    "[2026-11-30 06:00:{s:02d}] 训练步骤 {n}：损失 0.{n}，学习率 3e-4 “warmup” — ok",
+    "INFO\u00a0trainer:\u00a0step\u00a0{n}\u200b done\u3000(pasted)",
+)
+
+
+def unicode_log(size: int) -> bytes:
+    """A log in Unicode of ``size`` bytes: the first three lines above in turn, the pasted one
+    (no-break, zero-width and ideographic spaces) once in 50."""
+    out, total, n = [], 0, 0
+    while total < size:
+        n += 1
+        line = (UNICODE_LINES[-1] if n % 50 == 0 else UNICODE_LINES[n % 3]).format(n=n, s=n % 60).encode()
+        out.append(line)
+        total += len(line) + 1
+    return b"\n".join(out) + b"\n"
+
+
 LOGS = {
     "same-line": lambda size: nginx_log(size, False),
     "timestamps": lambda size: nginx_log(size, True),
     "bus": lambda size: BUS.encode() * (size // len(BUS)),
     "windows": windows_log,
+    "unicode": unicode_log,
 }
 
 

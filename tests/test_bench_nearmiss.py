@@ -21,8 +21,9 @@ def test_nearmiss_bench_runs(tmp_path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in results.read_text().splitlines() if line.startswith("| nearmiss-")]
-    assert len(rows) == 4 and all("x" in row for row in rows)
+    assert len(rows) == 5 and all("x" in row for row in rows)
     assert any(row.startswith("| nearmiss-windows-300K.log") for row in rows)
+    assert any(row.startswith("| nearmiss-unicode-300K.log") for row in rows)
 
 
 def test_the_windows_log_shows_windows_on_most_lines_and_logs_can_be_chosen(tmp_path):
@@ -43,3 +44,19 @@ def test_the_windows_log_shows_windows_on_most_lines_and_logs_can_be_chosen(tmp_
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "nearmiss_bench.py"), "--logs", "bus,nope",
                            "--results", str(tmp_path / "R.md")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "unknown log nope" in proc.stderr
+
+
+def test_the_unicode_log_is_unicode_and_folds_one_line_in_fifty():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from nearmiss_bench import unicode_log
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    from dllogscan.normalize.blanks import FOLDED, fold
+
+    data = unicode_log(200_000)
+    lines = data.split(b"\n")[:-1]
+    assert len(data) >= 200_000 and not any(line.isascii() for line in lines)
+    pasted = [line for line in lines if any(c in line for c in FOLDED)]
+    assert len(pasted) == len(lines) // 50
+    assert fold(data, True, 16 << 10).count(b"INFO trainer: step ") == len(pasted)

@@ -145,3 +145,21 @@ def test_a_fact_read_once_keeps_the_first_value_over_workers(tmp_path, monkeypat
     assert split.hits == one.hits
     assert [h.facts["windows"] for h in one.hits if h.signature == "fact.windows"] == ["C"]
     assert split_result == one_result and one_result["facts"]["windows"] == "C"
+
+
+@pytest.mark.parametrize("seed,jobs", [(6, 3), (7, 5)])
+def test_split_scan_equals_single_scan_with_unicode_blanks(tmp_path, monkeypatch, seed, jobs):
+    """Blanks and invisible characters in every kind of line, the huge ones (longer than MAX_LINE:
+    left as they are) and those cut by a worker's boundary included: each part folds its lines
+    as the single pass does."""
+    data = (_log(seed).replace(b"killed by signal", "killed by\u00a0signal".encode())
+            .replace(b"exited unexpectedly", "exited\u200b unexpectedly".encode())
+            .replace(b" | loss ", " |\u3000loss\u00a0".encode()).replace(b"[00:01", "[00:\u202f01".encode()))
+    path = tmp_path / "pasted.log"
+    path.write_bytes(data)
+    one_result, one = _outputs(path, "python", 1, monkeypatch)
+    split_result, split = _outputs(path, "python", jobs, monkeypatch)
+    assert split_result == one_result
+    assert {"A", "E"} <= {d["class"] for d in one_result["diagnoses"]}
+    for name in ("hits", "lines", "bytes_read", "head", "tail", "prefix", "read_error"):
+        assert getattr(split, name) == getattr(one, name), name

@@ -15,6 +15,7 @@ from .output import RoundState, ScanOutput, line_bounds
 from .parallel import try_parallel
 from .prefilter import Prefilter, make_prefilter
 from ..core.errors import SourceError
+from ..normalize.blanks import fold
 from ..signatures.database import Database
 from ..sources.streams import STREAM_ERRORS, describe_read_error
 
@@ -120,7 +121,7 @@ class Scanner(LineMatcher):
                 out.bytes_read += len(chunk)
                 if st.keep_prefix and len(out.prefix) < limits.KEEP_PREFIX and chunk:
                     out.prefix += chunk[: limits.KEEP_PREFIX - len(out.prefix)]
-            data = carry + chunk if carry else chunk
+            data = fold(carry + chunk if carry else chunk, final, limits.MAX_LINE)
             if not is_dry and data and (final or len(data) > limits.LOOKAHEAD) and out.wants_head():
                 out.keep_head(data)
             proc_end = len(data) if final else max(search_from, len(data) - limits.LOOKAHEAD)
