@@ -9,7 +9,8 @@ progress lines, traceback frames under a drive letter, warnings that name Window
 environment report's ``OS:`` line), where the platform facts' keywords are on most lines; and a
 log in Unicode (``unicode``: tqdm's block bars, rich's box-drawn frames, curly quotes, Chinese
 messages, and one line in 50 pasted with no-break and zero-width spaces), where every round is
-searched for the blanks ``normalize/blanks.py`` folds. Each
+searched for the blanks ``normalize/blanks.py`` folds, and the worst case for that fold
+(``pasted``: every line pasted so). Each
 contender runs as a child
 (``python -m dllogscan FILE --format json --prefilter ENGINE``, start-up included), the runs
 interleaved so background load hits each alike; the figure is the median wall time and the
@@ -67,13 +68,13 @@ UNICODE_LINES = (
 )
 
 
-def unicode_log(size: int) -> bytes:
+def unicode_log(size: int, every: int = 50) -> bytes:
     """A log in Unicode of ``size`` bytes: the first three lines above in turn, the pasted one
-    (no-break, zero-width and ideographic spaces) once in 50."""
+    (no-break, zero-width and ideographic spaces) once in ``every`` (1: every line)."""
     out, total, n = [], 0, 0
     while total < size:
         n += 1
-        line = (UNICODE_LINES[-1] if n % 50 == 0 else UNICODE_LINES[n % 3]).format(n=n, s=n % 60).encode()
+        line = (UNICODE_LINES[-1] if n % every == 0 else UNICODE_LINES[n % 3]).format(n=n, s=n % 60).encode()
         out.append(line)
         total += len(line) + 1
     return b"\n".join(out) + b"\n"
@@ -85,6 +86,7 @@ LOGS = {
     "bus": lambda size: BUS.encode() * (size // len(BUS)),
     "windows": windows_log,
     "unicode": unicode_log,
+    "pasted": lambda size: unicode_log(size, every=1),
 }
 
 

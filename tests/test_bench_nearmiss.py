@@ -21,7 +21,7 @@ def test_nearmiss_bench_runs(tmp_path):
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in results.read_text().splitlines() if line.startswith("| nearmiss-")]
-    assert len(rows) == 5 and all("x" in row for row in rows)
+    assert len(rows) == 6 and all("x" in row for row in rows)
     assert any(row.startswith("| nearmiss-windows-300K.log") for row in rows)
     assert any(row.startswith("| nearmiss-unicode-300K.log") for row in rows)
 

@@ -30,7 +30,7 @@ FOLDED = [c.encode() for c in SPACES + INVISIBLE]
 SPACE_RE = re.compile(f"[{SPACES}]")
 INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
 FOLDED_RE = re.compile(b"|".join(map(re.escape, FOLDED)))
-#: a round whose first DENSE_SAMPLE bytes hold more than one character to fold per DENSE_BYTES
+#: a round whose last DENSE_SAMPLE bytes hold more than one character to fold per DENSE_BYTES
 #: is folded in one pass over all its lines (about 25 ms per 4 MB), not line by line (about 4 us
 #: a line)
 DENSE_BYTES, DENSE_SAMPLE = 512, 64 << 10
@@ -80,7 +80,7 @@ def fold(data: bytes, final: bool, max_line: int) -> bytes:
         return data
     limit = len(data) if final else data.rfind(b"\n") + 1
     region = data[:limit]
-    sample = region[:DENSE_SAMPLE]
+    sample = region[-DENSE_SAMPLE:]  # its start is the last round's, folded already
     if len(_starts(sample)) * DENSE_BYTES > len(sample):
         raw, folded = region.split(b"\n"), fold_text(region).split(b"\n")
         lines = [r if len(r) == len(f) or len(r) > max_line else _padded(f, len(r)) for r, f in zip(raw, folded)]
