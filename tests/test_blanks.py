@@ -142,3 +142,12 @@ def test_a_log_full_of_them_is_folded_in_one_pass_every_round(monkeypatch):
     text = line * (1_000_000 // len(line)) + "OSError:\u00a0[Errno 24] Too many open files\n"
     assert [d.cls for d in dllogscan.scan(text, name="pasted.log").diagnoses] == ["C"]
     assert len(calls) < 10
+
+
+def test_a_saved_page_whose_code_block_has_nbsp_entities(tmp_path):
+    """A forum's page keeps the alignment of a pasted log with ``&nbsp;``: the parsed text has
+    U+00A0 where the log had spaces (before the fold: a bus error read as a worker's crash)."""
+    page = tmp_path / "thread.html"
+    page.write_text("<html><body><p>Training dies at epoch 2:</p><pre><code>RuntimeError: DataLoader worker"
+                    " (pid&nbsp;363) is killed by signal:&nbsp;Bus&nbsp;error</code></pre></body></html>")
+    assert [(d.cls, d.subclass) for d in dllogscan.scan(page).diagnoses] == [("A", "bus-error")]
