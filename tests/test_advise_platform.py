@@ -308,3 +308,69 @@ def test_windows_is_not_told_to_start_its_workers_with_fork():
     made = dllogscan.scan(pickling + "loader = DataLoader(ds, multiprocessing_context='fork')\n",
                           classifier="off").diagnoses[0]
     assert titles(made)[-1].startswith(fork + " (the text already shows the fork start method")
+
+
+MAC_FRAME = '  File "/Users/me/projects/seg/train.py", line 88, in <module>\n'
+
+
+@pytest.mark.parametrize("shown", [
+    MAC_FRAME,
+    "OS: macOS 14.5 (arm64)\n",
+    "- Platform: macOS-14.5-arm64-arm-64bit\n",
+    "{'sys.platform': 'darwin', 'Python': '3.10.13 (main, Sep 11 2023) [Clang 14.0.6 ]'}\n",
+    '  File "/opt/homebrew/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1133, in _next_data\n',
+])
+def test_a_mac_spawns_its_workers_so_no_fix_says_start_with_spawn(shown):
+    linux = top(SEGFAULT)
+    d = top(shown + SEGFAULT)
+    assert d.cls == "B" and d.facts["macos"]
+    assert titles(d) == [t for t in titles(linux) if t != "Start workers with spawn instead of fork"]
+    assert [n for n in d.notes if n.startswith("Start method:")] == [
+        "Start method: the workers started with spawn (macOS's default from Python 3.8, and the text sets no "
+        "start method), not fork: the fix that switches away from fork is left out."]
+    # a Mac keeps the commands made for Linux (its shell has ulimit, ps, grep): only the start method follows
+    assert commands(d) == commands(linux)
+
+
+@pytest.mark.parametrize("shown", [
+    "OS: macOS 14.5 (arm64)\nPython version: 3.7.9\n",                     # fork was still the default
+    MAC_FRAME + "torch.multiprocessing.set_start_method('fork', force=True)\n",
+    MAC_FRAME + "loader = DataLoader(ds, num_workers=4, multiprocessing_context='fork')\n",
+    MAC_FRAME + "/opt/conda/lib/python3.12/multiprocessing/popen_fork.py:66: DeprecationWarning: This process "
+                "(pid=4242) is multi-threaded, use of fork() may lead to deadlocks in the child.\n",
+    "- OS: macOS host, training in a Docker container\n",                   # the job runs Linux
+    "It works on macOS but crashes on the cluster.\n",                      # prose
+])
+def test_a_mac_that_forked_or_is_only_said_keeps_the_spawn_fix(shown):
+    d = top(shown + SEGFAULT)
+    assert d.cls == "B" and "Start workers with spawn instead of fork" in titles(d)
+    assert not any(n.startswith("Start method:") for n in d.notes)
+
+
+HANG = ("Training freezes at the first batch, no error; __getitem__ reads with cv2.imread and augments with "
+        "albumentations.\n^CTraceback (most recent call last):\n{frame}    for batch in loader:\n"
+        '  File "/x/torch/utils/data/dataloader.py", line 1285, in _get_data\n    success, data = self._try_get_data()\n'
+        "KeyboardInterrupt\n")
+
+
+def test_a_mac_hang_names_no_fork_hazard_unless_the_text_shows_a_fork():
+    linux = top(HANG.format(frame='  File "/home/me/train.py", line 20, in <module>\n'))
+    assert (linux.cls, linux.subclass) == ("E", "fork-threads-likely")
+    mac = top(HANG.format(frame='  File "/Users/me/train.py", line 20, in <module>\n'))
+    assert (mac.cls, mac.subclass) == ("E", "hang")
+    assert any(n.startswith("cause fork-threads not named:") and "started with spawn (macOS's default" in n
+               for n in mac.notes), mac.notes
+    forked = top(HANG.format(frame='  File "/Users/me/train.py", line 20, in <module>\n')
+                 + "loader = DataLoader(ds, num_workers=8, multiprocessing_context='fork')\n")
+    assert (forked.cls, forked.subclass) == ("E", "fork-threads-likely")
+
+
+def test_a_line_only_a_forked_process_prints_shows_fork_under_any_default():
+    # Python 3.14's forkserver default is overruled too: the CUDA error is printed in a forked worker
+    d = top(PY314_FRAME + MAC_FRAME + "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
+            "with multiprocessing, you must use the 'spawn' start method\nnum_workers=4\n")
+    assert d.cls == "D" and "Use multiprocessing_context='spawn'" in titles(d)
+    assert d.facts["start_method"] == "fork" and not any(n.startswith("Start method:") for n in d.notes)
+    tokenizers = top(MAC_FRAME + "huggingface/tokenizers: The current process just got forked, after parallelism "
+                     "has already been used. Disabling parallelism to avoid deadlocks...\n" + SEGFAULT)
+    assert tokenizers.facts["start_method"] == "fork" and "Start workers with spawn instead of fork" in titles(tokenizers)

@@ -7,7 +7,7 @@ import re
 
 from ..core.models import Diagnosis, Fix
 from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
-from .platform import default_start, kept, namespaced, platforms_shown, settled, windows_shown
+from .platform import WINDOWS_START, default_start, kept, namespaced, platforms_shown, settled, windows_shown
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -37,7 +37,7 @@ SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
 OOM_FIRST = ": check the OOM killer first)"
 WINDOWS_FIRST = ": on Windows, check the commit limit first)"
 WINDOWS_NOTE = "Windows:"
-FORKSERVER_NOTE = "Start method:"
+START_METHOD_NOTE = "Start method:"
 
 
 def parse_size(text: str) -> int | None:
@@ -223,19 +223,21 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
     return tuple(notes)
 
 
-def forkserver_note(cls: str, start: tuple[str, str] | None, dropped: bool) -> tuple[str, ...]:
-    """Where the workers started with forkserver by Python 3.14's default (``default_start``): for a
-    worker that could not start (class F), how that default differs from fork; for another class,
-    that a fix switching away from fork was left out, where one was."""
-    if start is None or start[0] != "forkserver" or not (cls == "F" or dropped):
+def start_method_note(cls: str, start: tuple[str, str] | None, dropped: bool) -> tuple[str, ...]:
+    """Where the workers did not fork by a default (``default_start``): for another class than F,
+    that a fix switching away from fork was left out, where one was (Windows' own note says why
+    there); for a worker that could not start (class F) under Python 3.14's forkserver, how that
+    default differs from fork."""
+    forkserver_f = cls == "F" and start is not None and start[0] == "forkserver"
+    if start is None or start[1] == WINDOWS_START or not (dropped or forkserver_f):
         return ()
-    if cls == "F":
-        return (f"{FORKSERVER_NOTE} the workers started with forkserver ({start[1]}). Like spawn, it "
+    if forkserver_f:
+        return (f"{START_METHOD_NOTE} the workers started with forkserver ({start[1]}). Like spawn, it "
                 "pickles the dataset, collate_fn and worker_init_fn and re-imports the main module, so "
                 "code that worked under fork on an older Python can fail here. "
                 "multiprocessing_context='fork' brings fork back, with its hazards (CUDA initialised "
                 "before the workers start, threads and locks).",)
-    return (f"{FORKSERVER_NOTE} the workers started with forkserver ({start[1]}), not fork: the fix that "
+    return (f"{START_METHOD_NOTE} the workers started with {start[0]} ({start[1]}), not fork: the fix that "
             "switches away from fork is left out.",)
 
 
@@ -289,9 +291,9 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
         for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes
-                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, FORKSERVER_NOTE)))
+                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, START_METHOD_NOTE)))
     notes += situation_notes(shown, facts, diagnosis.cls)
-    notes += forkserver_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
+    notes += start_method_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "
                 f"{facts.get('prefetch_factor', DEFAULT_PREFETCH)} prefetched batches x "

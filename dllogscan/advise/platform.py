@@ -6,8 +6,9 @@ spec) is shown where the text shows that platform or shows none: a pod that was 
 A text that shows Windows (a drive path, ``[WinError N]``) gets no command made for Linux
 (``dmesg``, ``ulimit``, ``/proc`` and ``/dev/shm``, a shell's ``export``) and no platform's fix:
 Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. Where the text shows how the workers
-started without showing it set — spawn on Windows, which has no fork; forkserver under Python 3.14
-or later with no start method set, that version's default on Linux (``default_start``) — a fix that
+started without showing it set — spawn on Windows, which has no fork; spawn on macOS, its default
+since Python 3.8; forkserver under Python 3.14 or later, that version's default on Linux; the last
+two where the text sets no start method (``default_start``) — a fix that
 only switches to that start method ("start the workers with spawn") is left out: it would change
 nothing; so is one that switches to a method the platform lacks (fork on Windows). A log that
 names no platform keeps every fix, as before.
@@ -42,6 +43,10 @@ LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
 #: uses the default unless its ``multiprocessing_context`` says otherwise; spawn on macOS and
 #: Windows already)
 FORKSERVER_DEFAULT_FROM = (3, 14)
+#: the Python version from which the default start method on macOS is spawn
+SPAWN_ON_MACOS_FROM = (3, 8)
+#: why the workers spawned on Windows (``default_start``): the Windows note says the rest
+WINDOWS_START = "Windows has no fork"
 #: the start methods a platform does not have: a fix that switches to one is left out there
 UNAVAILABLE_STARTS = {"windows": frozenset({"fork", "forkserver"})}
 #: what may stand before the program itself: ``sudo``, ``env``, ``VAR=value``
@@ -111,17 +116,28 @@ def fits(platform: str | None, shown: frozenset[str]) -> bool:
 
 def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
     """How the workers started where the text shows it was not fork without showing a start method
-    set, and why: spawn on Windows (no fork there); forkserver where the text shows Python 3.14 or
-    later (``python``) and sets no start method (``start_method``, ``start_method_call``). None:
-    the workers may have forked."""
+    set, and why: spawn on Windows (no fork there); where the text sets no start method
+    (``start_method``, ``start_method_call``), spawn on macOS (``macos``) unless it shows a Python
+    before 3.8, and forkserver where it shows Python 3.14 or later (``python``). None: the workers
+    may have forked."""
     if windows_shown(facts):
-        return "spawn", "Windows has no fork"
+        return "spawn", WINDOWS_START
     if facts.get("start_method") or facts.get("start_method_call"):
         return None
-    major, _, minor = facts.get("python", "").partition(".")
-    if major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= FORKSERVER_DEFAULT_FROM:
+    python = python_version(facts)
+    if facts.get("macos"):
+        if python is not None and python < SPAWN_ON_MACOS_FROM:
+            return None
+        return "spawn", "macOS's default from Python 3.8, and the text sets no start method"
+    if python is not None and python >= FORKSERVER_DEFAULT_FROM:
         return "forkserver", f"Python {facts['python']}'s default on Linux, and the text sets no start method"
     return None
+
+
+def python_version(facts: Mapping[str, str]) -> tuple[int, int] | None:
+    """The text's Python as (major, minor) (the fact ``python``), or None."""
+    major, _, minor = facts.get("python", "").partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
 
 
 def switched_to(fix: FixEntry) -> frozenset[str]:

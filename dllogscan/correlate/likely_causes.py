@@ -10,8 +10,8 @@ has one; not one that asks or advises: ``hedged``, where it has one; not a line 
 (``Database.fixes_for`` falls back from ``E.fork-threads-likely`` to ``E.fork-threads``), the line
 is cited, and a note says it is what the text names, not the failure itself, that points there.
 An entry marked ``fork_only`` (a hazard of forking: a tokenizer's or OpenCV's threads, an HDF5
-handle, a lock) is passed over where the text shows the workers did not fork (spawn on Windows,
-forkserver by Python 3.14's default: ``advise.platform.default_start``), and a note says so.
+handle, a lock) is passed over where the text shows the workers did not fork (spawn on Windows, spawn
+by macOS's default, forkserver by Python 3.14's: ``advise.platform.default_start``), and a note says so.
 Other diagnoses pass unchanged.
 """
 from __future__ import annotations
