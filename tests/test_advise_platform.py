@@ -108,8 +108,12 @@ def test_the_pods_namespace_goes_into_kubectl_when_known():
     ("df -h /dev/shm", "linux"),
     ("ssh NODE df -h /dev/shm", "linux"),
     ("dmesg -T | grep -i -E 'oom|killed process'", "linux"),
-    ("grep -i kubectl notes.txt", "linux"),
-    ("export TOKENIZERS_PARALLELISM=false", "linux"),
+    ("grep -i kubectl notes.txt", "posix"),
+    ("export TOKENIZERS_PARALLELISM=false", "posix"),
+    ("sudo mount -o remount,size=8g /dev/shm", "linux"),     # a POSIX program on a path only Linux has
+    ("lsof -p 42 | wc -l", "posix"),
+    ("ls -l /proc/42/fd | grep -c torch_", "linux"),
+    ("journalctl -k | grep -i oom", "linux"),
     ("py-spy dump --pid 42 --subprocesses", None),
     ("systeminfo | findstr /C:\"Virtual Memory\"", None),
 ])
@@ -155,6 +159,8 @@ def test_a_windows_error_number_leaves_linux_and_cluster_commands_out_of_any_cla
     assert fits("linux", frozenset()) and fits("linux", frozenset({"slurm"}))
     assert not fits("linux", frozenset({"windows"})) and not fits("docker", frozenset({"windows"}))
     assert fits(None, frozenset({"windows"}))
+    assert not fits("posix", frozenset({"windows"})) and fits("posix", frozenset({"macos"}))
+    assert not fits("linux", frozenset({"macos"})) and not fits("slurm", frozenset({"macos"}))
 
 
 def test_a_fix_left_with_nothing_to_show_is_left_out():
@@ -328,8 +334,6 @@ def test_a_mac_spawns_its_workers_so_no_fix_says_start_with_spawn(shown):
     assert [n for n in d.notes if n.startswith("Start method:")] == [
         "Start method: the workers started with spawn (macOS's default from Python 3.8, and the text sets no "
         "start method), not fork: the fix that switches away from fork is left out."]
-    # a Mac keeps the commands made for Linux (its shell has ulimit, ps, grep): only the start method follows
-    assert commands(d) == commands(linux)
 
 
 @pytest.mark.parametrize("shown", [
@@ -374,3 +378,34 @@ def test_a_line_only_a_forked_process_prints_shows_fork_under_any_default():
     tokenizers = top(MAC_FRAME + "huggingface/tokenizers: The current process just got forked, after parallelism "
                      "has already been used. Disabling parallelism to avoid deadlocks...\n" + SEGFAULT)
     assert tokenizers.facts["start_method"] == "fork" and "Start workers with spawn instead of fork" in titles(tokenizers)
+
+
+MAC_EXIT = MAC_FRAME + "RuntimeError: DataLoader worker (pid(s) 11234) exited unexpectedly\nnum_workers=8\n"
+
+
+def test_a_macs_bare_worker_exit_checks_memory_the_macs_way():
+    d = top(MAC_EXIT)
+    assert (d.cls, d.subclass) == ("B", "oom-suspected")
+    assert d.title.endswith("(cause not in this text: on a Mac, check memory pressure and swap first)")
+    assert titles(d)[0] == "On a Mac, watch memory pressure and swap while the loader runs"
+    assert commands(d) == ["sysctl vm.swapusage", "vm_stat 5"]
+    assert any(n.startswith("macOS: the text shows a Mac (a path under /Users)") for n in d.notes), d.notes
+    killed = top(MAC_FRAME + "RuntimeError: DataLoader worker (pid 363) is killed by signal: Killed.\n")
+    assert (killed.cls, killed.subclass) == ("B", "oom") and titles(killed)[0] == titles(d)[0]
+    # advised again, the title changes once; on Linux, the OOM killer first
+    again = advise(dataclasses.replace(d, fixes=()), get_scanner().db)
+    assert again.title == d.title and sum(n.startswith("macOS:") for n in again.notes) == 1
+    linux = top(MAC_EXIT.replace("/Users/me", "/home/me"))
+    assert linux.title.endswith("check the OOM killer first)") and any(c.startswith("dmesg") for c in commands(linux))
+
+
+def test_a_mac_keeps_the_posix_shell_and_loses_linux_own_commands():
+    fd = "OSError: [Errno 24] Too many open files\nnum_workers=8\n"
+    linux, mac = top(fd), top(MAC_FRAME + fd)
+    assert mac.cls == linux.cls == "C"
+    assert [c for c in commands(linux) if command_platform(c) not in ("linux", "docker")] == commands(mac)
+    assert "ulimit -n 65536" in commands(mac) and any(c.startswith("lsof") for c in commands(mac))
+    assert any("/proc/" in c for c in commands(linux)) and not any("/proc/" in c for c in commands(mac))
+    bus = ("RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible that "
+           "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
+    assert not any("/dev/shm" in c for c in commands(top(MAC_FRAME + bus)))

@@ -107,3 +107,26 @@ def test_importing_dllogscan_does_not_import_torch():
     code = "import sys, dllogscan; assert 'torch' not in sys.modules; print(callable(dllogscan.guard))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_doctor_on_a_mac_or_windows_shows_no_linux_command():
+    pytest.importorskip("torch")
+    from dllogscan.advise.platform import command_platform, host_platforms
+    from dllogscan.live.doctor import assess
+    from tests.live_helpers import scanner
+
+    assert host_platforms("darwin") == {"macos"} and host_platforms("win32") == {"windows"}
+    assert host_platforms("linux") == frozenset()
+    machine = {"shm": None, "nofile": {"soft": 256, "hard": 4096}, "memory_limit": 2 << 30, "memory": {},
+               "torch": {"sharing_strategy": "file_descriptor"}}
+    loader = {"num_workers": 8, "batch_bytes": 300 << 20, "tensors": 100}
+    linux = [c for r in assess(machine, loader, scanner()) for f in r.fixes for c in f["commands"]]
+    assert any(command_platform(c) == "linux" for c in linux), linux
+    for system, gone in (("darwin", ("linux", "docker", "slurm", "kubernetes")),
+                         ("win32", ("linux", "posix", "docker", "slurm", "kubernetes"))):
+        risks = assess({**machine, "system": system}, loader, scanner())
+        assert [r.cls for r in risks] == ["B", "C"]
+        commands = [c for r in risks for f in r.fixes for c in f["commands"]]
+        assert not any(command_platform(c) in gone for c in commands), (system, commands)
+    mac = [c for r in assess({**machine, "system": "darwin"}, loader, scanner()) for f in r.fixes for c in f["commands"]]
+    assert "ulimit -n 65536" in mac

@@ -7,7 +7,8 @@ import re
 
 from ..core.models import Diagnosis, Fix
 from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
-from .platform import WINDOWS_START, default_start, kept, namespaced, platforms_shown, settled, windows_shown
+from .platform import (WINDOWS_START, default_start, kept, macos_shown, namespaced, platforms_shown, settled,
+                       windows_shown)
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -31,12 +32,14 @@ SMALL_NOTE = "Small /dev/shm:"
 SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
                     "fd-limit-ample": " (but the open-files limit shown is high)",
                     "shm-small": " (and the /dev/shm shown is small)",
-                    "windows": ""}
+                    "windows": "", "macos": ""}
 #: a bare worker exit's title names the first check; Windows has no OOM killer, so there it names
 #: the commit limit instead (``situation_title``)
 OOM_FIRST = ": check the OOM killer first)"
 WINDOWS_FIRST = ": on Windows, check the commit limit first)"
+MACOS_FIRST = ": on a Mac, check memory pressure and swap first)"
 WINDOWS_NOTE = "Windows:"
+MACOS_NOTE = "macOS:"
 START_METHOD_NOTE = "Start method:"
 
 
@@ -141,7 +144,8 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     ``fd-limit-ample`` for class C when ``ulimit -a`` shows an open-files limit no lower than the
     one the advice would set; ``shm-small`` for a worker death of class B whose text names no cause
     when the log shows a small or full /dev/shm (``shm_small``), where the usual first check (the
-    OOM killer) is not the likeliest."""
+    OOM killer) is not the likeliest; ``windows`` for class A or such a death on Windows, ``macos``
+    for such a death or a SIGKILL on a Mac (neither keeps an OOM killer log)."""
     if diagnosis.cls == "A" and windows_shown(facts):
         return frozenset({"windows"})
     if diagnosis.cls == "A":
@@ -154,6 +158,9 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
         return frozenset({"fd-limit-ample"}) if ample else frozenset()
     if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and windows_shown(facts):
         return frozenset({"windows"})
+    if diagnosis.cls == "B" and (unexplained_exit(diagnosis, facts) or diagnosis.subclass == "oom") \
+            and macos_shown(facts):
+        return frozenset({"macos"})
     if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and shm_small(facts):
         return frozenset({"shm-small"})
     return frozenset()
@@ -216,6 +223,11 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
                 "worker committing its own copy of torch, or on an error its own traceback prints above this line.")
         notes.append(f"{WINDOWS_NOTE} the text shows a Windows machine ({shown_by}), which has no OOM killer "
                      f"and no /dev/shm. {what} The fixes below check that; the Linux commands are left out.")
+    if "macos" in shown:
+        notes.append(f"{MACOS_NOTE} the text shows a Mac ({macos_evidence(facts['macos'])}), which keeps no OOM "
+                     "killer log and has no /proc or /dev/shm. As memory runs short it compresses and swaps, and "
+                     "each spawned worker loads its own copy of torch; a worker's own error prints above this "
+                     "line. The fixes below check that; the Linux commands are left out.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
@@ -251,14 +263,22 @@ def windows_evidence(value: str) -> str:
     return "its environment report names the system"
 
 
+def macos_evidence(value: str) -> str:
+    """What showed a Mac, from the fact's value: a frame's folder or the environment report."""
+    return f"a path under {value}" if value.startswith("/") or "." in value else \
+        "its environment report names the system"
+
+
 def situation_title(title: str, shown: frozenset[str]) -> str:
     """``title`` saying which situations contradict it; advised again (a pod's own /dev/shm), it
     follows the facts of now, not those of the first advice."""
-    title = title.replace(WINDOWS_FIRST, OOM_FIRST)
+    title = title.replace(WINDOWS_FIRST, OOM_FIRST).replace(MACOS_FIRST, OOM_FIRST)
     for suffix in SITUATION_TITLES.values():
         title = title.removesuffix(suffix)
     if "windows" in shown:
         title = title.replace(OOM_FIRST, WINDOWS_FIRST)
+    if "macos" in shown:
+        title = title.replace(OOM_FIRST, MACOS_FIRST)
     return title + "".join(SITUATION_TITLES[s] for s in sorted(shown))
 
 
@@ -291,7 +311,8 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
         for i, (f, commands) in enumerate(entries, start=1))
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes
-                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, START_METHOD_NOTE)))
+                  if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, MACOS_NOTE,
+                                       START_METHOD_NOTE)))
     notes += situation_notes(shown, facts, diagnosis.cls)
     notes += start_method_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
     if "shm_demand" in facts:

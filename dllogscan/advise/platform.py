@@ -1,11 +1,15 @@
-"""Where the job ran, as far as its text shows: Slurm, Kubernetes, Windows, or none we can tell.
+"""Where the job ran, as far as its text shows: Slurm, Kubernetes, Windows, a Mac, or none we can tell.
 
 A fix or a command made for one platform (``sacct``, ``kubectl``, a ``docker run`` flag, a pod
 spec) is shown where the text shows that platform or shows none: a pod that was OOMKilled gets
 ``kubectl describe pod``, not ``sacct``; a Slurm job's bus error gets no ``docker run --shm-size``.
 A text that shows Windows (a drive path, ``[WinError N]``) gets no command made for Linux
 (``dmesg``, ``ulimit``, ``/proc`` and ``/dev/shm``, a shell's ``export``) and no platform's fix:
-Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. Where the text shows how the workers
+Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. A text that shows a Mac (a frame under
+``/Users``, an environment report's ``OS: macOS``) keeps a POSIX shell's commands (``ulimit``,
+``ps``, ``lsof``, ``grep``) and loses Linux's own (``dmesg``'s OOM killer lines, ``journalctl``,
+``free``, ``watch``, ``/proc``, ``/sys`` and ``/dev/shm``) and the platforms' fixes, as on
+Windows. Where the text shows how the workers
 started without showing it set — spawn on Windows, which has no fork; spawn on macOS, its default
 since Python 3.8; forkserver under Python 3.14 or later, that version's default on Linux; the last
 two where the text sets no start method (``default_start``) — a fix that
@@ -33,11 +37,14 @@ TOOLS = {
     "srun": "slurm", "sbatch": "slurm", "scancel": "slurm",
     "kubectl": "kubernetes",
     "docker": "docker",
-    # Linux's own tools and a POSIX shell's built-ins, which a Windows machine does not have
-    "dmesg": "linux", "journalctl": "linux", "mount": "linux", "ulimit": "linux", "lsof": "linux",
-    "free": "linux", "ps": "linux", "watch": "linux", "export": "linux", "du": "linux", "grep": "linux",
+    # a POSIX shell's built-ins and tools, which a Mac has and a Windows machine does not
+    "mount": "posix", "ulimit": "posix", "lsof": "posix", "ps": "posix", "export": "posix", "du": "posix",
+    "grep": "posix",
+    # Linux's own: a Mac has no journal, free or watch, and its dmesg shows no OOM killer
+    "dmesg": "linux", "journalctl": "linux", "free": "linux", "watch": "linux",
 }
-#: paths only Linux has: a command that reads them is made for Linux whatever its program
+#: paths only Linux has (a Mac has none of them): a command that reads them is made for Linux
+#: whatever its program
 LINUX_PATHS = ("/dev/shm", "/proc/", "/sys/")
 #: the Python version from which the default start method on Linux is forkserver (the DataLoader
 #: uses the default unless its ``multiprocessing_context`` says otherwise; spawn on macOS and
@@ -60,7 +67,15 @@ def platforms_shown(facts: Mapping[str, str], signatures: Iterable[str]) -> froz
     shown |= {platform for platform, marker in PLATFORM_SIGNATURES.items() if any(marker in s for s in signatures)}
     if windows_shown(facts):
         shown.add("windows")
+    elif macos_shown(facts):
+        shown.add("macos")
     return frozenset(shown)
+
+
+def macos_shown(facts: Mapping[str, str]) -> bool:
+    """Whether the text shows a Mac, and not Windows (the fact ``macos``: a frame under /Users, an
+    environment report's ``OS: macOS``)."""
+    return bool(facts.get("macos")) and not windows_shown(facts)
 
 
 def windows_shown(facts: Mapping[str, str]) -> bool:
@@ -77,16 +92,27 @@ def runtime_platforms(runtime: list[str]) -> frozenset[str]:
     return frozenset(shown - {"docker"} if "kubernetes" in shown else shown)
 
 
+def host_platforms(system: str) -> frozenset[str]:
+    """The platform of the machine ``dllogscan doctor`` runs on, from ``sys.platform``: a Mac
+    (``darwin``) or Windows (``win32``, ``cygwin``); none for Linux, whose commands are the default."""
+    if system.startswith("darwin"):
+        return frozenset({"macos"})
+    if system.startswith(("win32", "cygwin")):
+        return frozenset({"windows"})
+    return frozenset()
+
+
 def command_platform(command: str) -> str | None:
     """The platform a shell command needs, from its program (``kubectl exec ...`` -> kubernetes),
-    else from a path only Linux has (``ls /proc/42/fd`` -> linux)."""
+    or from a path only Linux has where the program is none of a platform's own (``ls /proc/42/fd``,
+    ``sudo mount -o remount,size=8g /dev/shm`` -> linux)."""
     program = None
     for word in command.split():
         if word in PREFIX_WORDS or ("=" in word and not word.startswith("-")):
             continue
         program = TOOLS.get(word.rsplit("/", 1)[-1])
         break
-    if program is None and any(path in command for path in LINUX_PATHS):
+    if program in (None, "posix") and any(path in command for path in LINUX_PATHS):
         return "linux"
     return program
 
@@ -105,13 +131,17 @@ def has_namespace_flag(command: str) -> bool:
 
 
 def fits(platform: str | None, shown: frozenset[str]) -> bool:
-    """Whether something made for ``platform`` (None: any; ``linux``: any but Windows) applies
-    where ``shown`` were seen."""
+    """Whether something made for ``platform`` (None: any; ``posix``: any but Windows; ``linux``:
+    any but Windows and a Mac) applies where ``shown`` were seen."""
     if platform is None:
         return True
-    if platform == "linux" or "windows" in shown:
-        return "windows" not in shown
-    return not shown or platform in shown
+    if "windows" in shown:
+        return False
+    if platform == "posix":
+        return True
+    if "macos" in shown:
+        return False
+    return platform == "linux" or not shown or platform in shown
 
 
 def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
@@ -125,7 +155,7 @@ def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
     if facts.get("start_method") or facts.get("start_method_call"):
         return None
     python = python_version(facts)
-    if facts.get("macos"):
+    if macos_shown(facts):
         if python is not None and python < SPAWN_ON_MACOS_FROM:
             return None
         return "spawn", "macOS's default from Python 3.8, and the text sets no start method"

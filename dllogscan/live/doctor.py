@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..advise.fixes import DEFAULT_PREFETCH, fill, human, shm_demand
-from ..advise.platform import kept, runtime_platforms
+from ..advise.platform import host_platforms, kept, runtime_platforms
 from ..scan.scanner import Scanner
 from . import facts as machine
 
@@ -96,7 +96,7 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
                               f"{MAIN_BASE_FDS} = {fds} exceeds ulimit -n {soft} (file_descriptor strategy)"))
     if workers and facts.get("torch", {}).get("cuda_initialized") and facts["torch"].get("start_method") == "fork":
         risks.append(Risk("D", "cuda-fork", "high", "CUDA is initialised in this process and workers fork"))
-    where = runtime_platforms(facts.get("runtime") or [])
+    where = runtime_platforms(facts.get("runtime") or []) | host_platforms(facts.get("system") or "")
     for risk in risks:
         risk.fixes = _fixes(scanner, risk.cls, FIX_KEY_SUBCLASS.get(risk.cls, risk.subclass), values, where)
     return risks

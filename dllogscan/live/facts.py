@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import resource
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -103,4 +104,5 @@ def torch_facts() -> dict[str, Any]:
 def gather() -> dict[str, Any]:
     """Every fact at once, as plain JSON-able data."""
     return {"shm": shm(), "nofile": nofile(), "memory_limit": cgroup_memory_limit(),
-            "memory": meminfo(), "runtime": runtime(), "cpus": cpus(), "torch": torch_facts()}
+            "memory": meminfo(), "runtime": runtime(), "cpus": cpus(), "torch": torch_facts(),
+            "system": sys.platform}

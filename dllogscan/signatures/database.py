@@ -36,8 +36,9 @@ SETTING_FACTS = frozenset({"num_workers", "prefetch_factor", "batch_size", "time
 #: what a fix's ``when`` may name: a situation the facts of a diagnosis show
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
-#: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm
-SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows"})
+#: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm; ``windows``
+#: and ``macos``, class A or a worker death with no cause named on those machines
+SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows", "macos"})
 #: what a fix's ``platform`` may name: it is shown only where the text shows that platform or none
 #: (``advise.platform``)
 PLATFORMS = frozenset({"docker", "kubernetes", "slurm"})
