@@ -9,13 +9,12 @@ Slurm, Kubernetes and Docker's ``--shm-size`` run Linux. A text that shows a Mac
 ``/Users``, an environment report's ``OS: macOS``) keeps a POSIX shell's commands (``ulimit``,
 ``ps``, ``lsof``, ``grep``) and loses Linux's own (``dmesg``'s OOM killer lines, ``journalctl``,
 ``free``, ``watch``, ``/proc``, ``/sys`` and ``/dev/shm``) and the platforms' fixes, as on
-Windows. Where the text shows how the workers
-started without showing it set — spawn on Windows, which has no fork; spawn on macOS, its default
-since Python 3.8; forkserver under Python 3.14 or later, that version's default on Linux; the last
-two where the text sets no start method (``default_start``) — a fix that
-only switches to that start method ("start the workers with spawn") is left out: it would change
-nothing; so is one that switches to a method the platform lacks (fork on Windows). A log that
-names no platform keeps every fix, as before.
+Windows. Where the text shows how the workers started without showing it set — spawn on Windows,
+which has no fork; spawn on macOS, its default since Python 3.8; forkserver under Python 3.14 or
+later, that version's default on Linux; the last two where the text sets no start method
+(``default_start``) — a fix that only switches to that start method ("start the workers with
+spawn") is left out: it would change nothing; so is one that switches to a method the platform
+lacks (fork on Windows). A log that names no platform keeps every fix, as before.
 """
 from __future__ import annotations
 
