@@ -389,7 +389,10 @@ def test_a_macs_bare_worker_exit_checks_memory_the_macs_way():
     assert d.title.endswith("(cause not in this text: on a Mac, check memory pressure and swap first)")
     assert titles(d)[0] == "On a Mac, watch memory pressure and swap while the loader runs"
     assert commands(d) == ["sysctl vm.swapusage", "vm_stat 5"]
-    assert any(n.startswith("macOS: the text shows a Mac (a path under /Users)") for n in d.notes), d.notes
+    assert any(n.startswith("macOS: the text shows a Mac (a path under /Users)") and "each spawned worker" in n
+               for n in d.notes), d.notes
+    forked = top(MAC_EXIT + "loader = DataLoader(ds, num_workers=8, multiprocessing_context='fork')\n")
+    assert not any("spawned" in n for n in forked.notes) and titles(forked)[0] == titles(d)[0]
     killed = top(MAC_FRAME + "RuntimeError: DataLoader worker (pid 363) is killed by signal: Killed.\n")
     assert (killed.cls, killed.subclass) == ("B", "oom") and titles(killed)[0] == titles(d)[0]
     # advised again, the title changes once; on Linux, the OOM killer first

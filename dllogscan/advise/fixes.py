@@ -224,10 +224,12 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
         notes.append(f"{WINDOWS_NOTE} the text shows a Windows machine ({shown_by}), which has no OOM killer "
                      f"and no /dev/shm. {what} The fixes below check that; the Linux commands are left out.")
     if "macos" in shown:
+        start = default_start(facts)
+        spawned = ", and each spawned worker loads its own copy of torch" if start and start[0] == "spawn" else ""
         notes.append(f"{MACOS_NOTE} the text shows a Mac ({macos_evidence(facts['macos'])}), which keeps no OOM "
-                     "killer log and has no /proc or /dev/shm. As memory runs short it compresses and swaps, and "
-                     "each spawned worker loads its own copy of torch; a worker's own error prints above this "
-                     "line. The fixes below check that; the Linux commands are left out.")
+                     f"killer log and has no /proc or /dev/shm. As memory runs short it compresses and swaps{spawned}; "
+                     "a worker's own error prints above this line. The fixes below check that; the Linux commands "
+                     "are left out.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
