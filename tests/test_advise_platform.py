@@ -412,3 +412,29 @@ def test_a_mac_keeps_the_posix_shell_and_loses_linux_own_commands():
     bus = ("RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible that "
            "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
     assert not any("/dev/shm" in c for c in commands(top(MAC_FRAME + bus)))
+
+
+STUCK = ("Training hangs at epoch 2, no error.\n^CTraceback (most recent call last):\n{frame}"
+         '  File "/x/torch/utils/data/dataloader.py", line 1285, in _get_data\n    success, data = self._try_get_data()\n'
+         '  File "/x/dataset.py", line 40, in __getitem__\n    img = cv2.resize(img, (self.size, self.size))\n'
+         "KeyboardInterrupt\n")
+
+
+@pytest.mark.parametrize("frame, started", [
+    ('  File "/Users/me/train.py", line 20, in <module>\n', "spawn (macOS's default from Python 3.8"),
+    ('  File "C:\\\\Users\\\\me\\\\train.py", line 20, in <module>\n', "spawn (Windows has no fork)"),
+    (PY314_FRAME, "forkserver (Python 3.14's default on Linux"),
+])
+def test_a_stack_frames_fork_hazard_is_taken_back_where_the_workers_did_not_fork(frame, started):
+    linux = top(STUCK.format(frame='  File "/home/me/train.py", line 20, in <module>\n'))
+    assert (linux.cls, linux.subclass) == ("E", "fork-threads") and "forked worker" in linux.title
+    d = top(STUCK.format(frame=frame))
+    assert (d.cls, d.subclass, d.title) == ("E", "hang", "The data pipeline hangs or stalls with no error")
+    assert any(e.line == 7 for e in d.evidence)  # the frame stays cited: the worker was stuck there
+    notes = [n for n in d.notes if n.startswith("cause fork-threads not named:")]
+    assert len(notes) == 1 and notes[0].startswith("cause fork-threads not named: line 7 shows OpenCV")
+    assert f"but the workers started with {started}" in notes[0]
+    opencv = "Turn off OpenCV's thread pool and cap BLAS/OpenMP threads in the workers"
+    assert opencv in titles(linux) and opencv not in titles(d)
+    forked = top(STUCK.format(frame=frame) + "torch.multiprocessing.set_start_method('fork')\n")
+    assert forked.subclass == ("hang" if "Windows" in started else "fork-threads")

@@ -30,9 +30,16 @@ from ..core.paths import DATA_DIR, data_document, data_pattern
 #: (checked when read), this copy lets ``needs_naming`` answer without reading them
 CUE_FILES = {"hang_causes.toml": ("E", "hang"), "exit_causes.toml": ("B", "oom-suspected")}
 RENAMED = frozenset(CUE_FILES.values())
+#: the (class, subclass) of the cue files' ``fork_only`` entries, which a stack frame's signature
+#: also names (``E.fork-threads.opencv-frame``): checked against the files when read, so that
+#: ``needs_naming`` answers without reading them
+FORK_HAZARDS = frozenset({("E", "tokenizers-fork"), ("E", "fork-handle"), ("E", "fork-threads"), ("E", "fork-lock")})
 FIELDS = {"subclass", "pattern", "names", "title", "examples", "counter_examples"}
 OPTIONAL = {"unless", "fork_only"}
 TOP_FIELDS = {"class", "plain", "unconfirmed"}
+#: the title of a diagnosis a cue file's plain subclass stands for: where a hazard of forking is
+#: taken back (the workers did not fork), the diagnosis returns to it
+TOP_OPTIONAL = {"plain_title"}
 #: the suffix of a cause named from what a text names, not from its failure text or a stack frame
 LIKELY = "-likely"
 #: how much of the naming line is cited, and what its evidence's signature field says
@@ -74,6 +81,13 @@ class CauseCues:
     hedged: Any = None  # a line that asks or advises ("check dmesg for the OOM killer") names nothing
     hedged_examples: tuple[str, ...] = ()
     hedged_counter_examples: tuple[str, ...] = ()
+    plain_title: str | None = None
+
+    def forks(self, diagnosis: Diagnosis) -> bool:
+        """Whether ``diagnosis`` names a hazard of forking of this file (a ``fork_only`` entry's
+        subclass, from a stack frame's signature)."""
+        return diagnosis.cls == self.cls and any(c.fork_only and c.subclass == diagnosis.subclass
+                                                 for c in self.causes)
 
     def renames(self, diagnosis: Diagnosis) -> bool:
         return diagnosis.cls == self.cls and diagnosis.subclass == self.plain
@@ -92,6 +106,8 @@ def load_cues(path: Path) -> CauseCues:
     doc = data_document(path)
     if any(not isinstance(doc.get(key), str) for key in TOP_FIELDS):
         raise SignatureError(f"{path}: needs {', '.join(sorted(TOP_FIELDS))} (strings)")
+    if any(key in doc and not isinstance(doc[key], str) for key in TOP_OPTIONAL):
+        raise SignatureError(f"{path}: {', '.join(sorted(TOP_OPTIONAL))} is a string")
     if (declared := CUE_FILES.get(path.name)) and declared != (doc["class"], doc["plain"]):
         raise SignatureError(f"{path}: renames class {doc['class']} / {doc['plain']}, but "
                              f"likely_causes.CUE_FILES says {declared[0]} / {declared[1]}")
@@ -108,10 +124,14 @@ def load_cues(path: Path) -> CauseCues:
                                raw.get("fork_only", False)))
     optional = {name: data_pattern(path, name, doc[name]) if isinstance(doc.get(name), str) else None
                 for name in ("listing", "hedged")}
+    hazards = {(doc["class"], c.subclass) for c in out if c.fork_only}
+    if not hazards <= FORK_HAZARDS:
+        raise SignatureError(f"{path}: fork_only entries {sorted(h[1] for h in hazards - FORK_HAZARDS)} are not in "
+                             "likely_causes.FORK_HAZARDS")
     return CauseCues(doc["class"], doc["plain"], doc["unconfirmed"], tuple(out), optional["listing"],
                      tuple(doc.get("listing_examples", ())), tuple(doc.get("listing_counter_examples", ())),
                      optional["hedged"], tuple(doc.get("hedged_examples", ())),
-                     tuple(doc.get("hedged_counter_examples", ())))
+                     tuple(doc.get("hedged_counter_examples", ())), doc.get("plain_title"))
 
 
 def all_cues() -> tuple[CauseCues, ...]:
@@ -119,8 +139,9 @@ def all_cues() -> tuple[CauseCues, ...]:
 
 
 def needs_naming(diagnoses: Sequence[Diagnosis]) -> bool:
-    """Whether some diagnosis has a subclass that a cue file renames (the files are read only then)."""
-    return any((d.cls, d.subclass) in RENAMED for d in diagnoses)
+    """Whether some diagnosis has a subclass that a cue file renames, or a hazard of forking that
+    it may take back (the files are read only then)."""
+    return any((d.cls, d.subclass) in RENAMED | FORK_HAZARDS for d in diagnoses)
 
 
 def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
@@ -128,11 +149,28 @@ def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
     """``diagnosis`` with the likely cause its text names, if its subclass is one a cue file
     renames and a line names one; else unchanged. ``started``: how the workers started, and why,
     where the text shows it was not fork (``advise.platform.default_start``): no hazard of forking
-    is named then, and the first one a line names is noted as passed over."""
+    is named then, and the first one a line names is noted as passed over; a diagnosis that a stack
+    frame gave such a hazard (``E.fork-threads.opencv-frame``) returns to the plain subclass, with
+    a note, and may then take another cause."""
     for data in all_cues() if cues is None else cues:
+        if started and data.forks(diagnosis):
+            diagnosis = _unforked(diagnosis, data, started)
         if data.renames(diagnosis):
             return _named(diagnosis, lines, data, started)
     return diagnosis
+
+
+def _unforked(diagnosis: Diagnosis, data: CauseCues, started: tuple[str, str]) -> Diagnosis:
+    """``diagnosis`` back at the plain subclass: its hazard of forking cannot be the cause, the
+    workers having started with ``started``."""
+    prefix = f"{diagnosis.cls}.{diagnosis.subclass}."
+    line = next((e.line for e in diagnosis.evidence if (e.signature or "").startswith(prefix)), None)
+    names = next(c.names for c in data.causes if c.fork_only and c.subclass == diagnosis.subclass)
+    shown = f"line {line} shows {names}" if line is not None else f"the text shows {names}"
+    note = (f"cause {diagnosis.subclass} not named: {shown}, a hazard of forking, but the workers started with "
+            f"{started[0]} ({started[1]})")
+    return dataclasses.replace(diagnosis, subclass=data.plain, title=data.plain_title or diagnosis.title,
+                               notes=diagnosis.notes + (note,))
 
 
 def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCues,
@@ -152,7 +190,8 @@ def _named(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]], data: CauseCu
                 note = f"cause {cause.subclass}{NOTE_MARK}{number} names {cause.names}; {data.unconfirmed}"
                 return dataclasses.replace(diagnosis, subclass=cause.subclass + LIKELY, title=cause.title,
                                            evidence=cited, notes=diagnosis.notes + (note,))
-    if passed_over is not None and started is not None:
+    if passed_over is not None and started is not None \
+            and not any(n.startswith(f"cause {passed_over[0].subclass} not named:") for n in diagnosis.notes):
         cause, number = passed_over
         note = (f"cause {cause.subclass} not named: line {number} names {cause.names}, a hazard of forking, "
                 f"but the workers started with {started[0]} ({started[1]})")
