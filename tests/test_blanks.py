@@ -151,3 +151,20 @@ def test_a_saved_page_whose_code_block_has_nbsp_entities(tmp_path):
     page.write_text("<html><body><p>Training dies at epoch 2:</p><pre><code>RuntimeError: DataLoader worker"
                     " (pid&nbsp;363) is killed by signal:&nbsp;Bus&nbsp;error</code></pre></body></html>")
     assert [(d.cls, d.subclass) for d in dllogscan.scan(page).diagnoses] == [("A", "bus-error")]
+
+
+def test_explain_says_when_the_scan_read_blanks_as_spaces(tmp_path):
+    from dllogscan.cli.explain import explain
+    from dllogscan.pipeline import runner as pipeline
+    from dllogscan.sources import streams as sources
+
+    pasted, unicode_only = tmp_path / "pasted.log", tmp_path / "bars.log"
+    pasted.write_text(HEALTHY + "RuntimeError: DataLoader worker (pid 363) is killed by signal:\u00a0Bus error\n")
+    unicode_only.write_text(HEALTHY + "“quoted” — 训练 RuntimeError: DataLoader worker (pid 363) is killed by signal: "
+                            "Bus error\n")
+    scanner = pipeline.get_scanner()
+    outs = {p.name: pipeline.scan_source(sources.from_path(p), scanner)[0] for p in (pasted, unicode_only)}
+    assert outs["pasted.log"].folded and not outs["bars.log"].folded
+    note = [line for line in explain(str(pasted), []).splitlines() if line.startswith("normalize:")]
+    assert len(note) == 1 and "read as spaces" in note[0]
+    assert not any(line.startswith("normalize:") for line in explain(str(unicode_only), []).splitlines())

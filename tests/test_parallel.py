@@ -161,5 +161,6 @@ def test_split_scan_equals_single_scan_with_unicode_blanks(tmp_path, monkeypatch
     split_result, split = _outputs(path, "python", jobs, monkeypatch)
     assert split_result == one_result
     assert {"A", "E"} <= {d["class"] for d in one_result["diagnoses"]}
-    for name in ("hits", "lines", "bytes_read", "head", "tail", "prefix", "read_error"):
+    assert one.folded
+    for name in ("hits", "lines", "bytes_read", "head", "tail", "prefix", "read_error", "folded"):
         assert getattr(split, name) == getattr(one, name), name

@@ -45,13 +45,19 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
                if thresholds else "") + shown]
 
 
-def timing_view(source: sources.Source, scanner) -> str:
-    """What cadence.py measures at the end of the source, whether or not the verdict used it."""
+def timing_view(source: sources.Source, scanner) -> list[str]:
+    """What cadence.py measures at the end of the source, whether or not the verdict used it; and
+    whether the scan read Unicode blanks as spaces (``normalize/blanks.py``)."""
     from ..correlate.cadence import measure
 
     out, _ = pipeline.scan_source(source, scanner)
     silence = measure(out.end, out.end_line) if out is not None else None
-    return f"timing: {silence.describe()}" if silence else "timing: no silence after timestamped progress lines"
+    lines = [f"timing: {silence.describe()}" if silence else "timing: no silence after timestamped progress lines"]
+    if out is not None and out.folded:
+        lines.append("normalize: some lines hold no-break, zero-width or other Unicode blank characters; they were "
+                     "read as spaces, and the hits above show them so (the file's bytes differ: grep it for a "
+                     "word, not for the whole line)")
+    return lines
 
 
 def explain(path: str, signatures: list[str]) -> str:
@@ -81,7 +87,7 @@ def explain(path: str, signatures: list[str]) -> str:
             lines.append("                facts: " + ", ".join(f"{k}={v}" for k, v in hit.facts.items()))
     if result.facts:
         lines.append("source facts: " + ", ".join(f"{k}={v}" for k, v in result.facts.items()))
-    lines.append(timing_view(source, scanner))
+    lines += timing_view(source, scanner)
     lines += classifier_view(source, scanner)
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:

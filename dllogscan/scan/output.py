@@ -27,6 +27,7 @@ class ScanOutput:
     tail_src: tuple[bytes, int, bool] | None = field(default=None, repr=False)  # what ``tail`` is cleaned from
     head_src: bytes | None = field(default=None, repr=False)  # what ``head`` is cleaned from
     read_error: str | None = None
+    folded: bool = False  # some line held Unicode blanks or invisible characters (normalize/blanks.py)
     prefix: bytes = b""  # the first KEEP_PREFIX bytes (limits.py): the whole input when it is small
     document: str | None = None  # the document kind when the input was flattened (sources/documents.py)
     end: bytes = b""  # the raw last END_BYTES of the input, from a line start (cadence.py reads it)

@@ -200,6 +200,7 @@ def _merge(parts: list, fd: int, size: int, db: "Database") -> ScanOutput:
                 out.hits.append(dataclasses.replace(hit, line=hit.line + shift, before=_shift(hit.before, shift),
                                                     after=_shift(hit.after, shift)))
         out.counts.update(part.counts)
+        out.folded = out.folded or part.folded
         if not out.head and part.head:
             out.head = list(_shift(part.head, shift))
         out.lines, out.tail = part.lines + shift, list(_shift(part.tail, shift))

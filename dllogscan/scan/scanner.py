@@ -121,7 +121,10 @@ class Scanner(LineMatcher):
                 out.bytes_read += len(chunk)
                 if st.keep_prefix and len(out.prefix) < limits.KEEP_PREFIX and chunk:
                     out.prefix += chunk[: limits.KEEP_PREFIX - len(out.prefix)]
-            data = fold(carry + chunk if carry else chunk, final, limits.MAX_LINE)
+            raw = carry + chunk if carry else chunk
+            data = fold(raw, final, limits.MAX_LINE)
+            if data is not raw and not out.folded and data != raw:
+                out.folded = True
             if not is_dry and data and (final or len(data) > limits.LOOKAHEAD) and out.wants_head():
                 out.keep_head(data)
             proc_end = len(data) if final else max(search_from, len(data) - limits.LOOKAHEAD)
