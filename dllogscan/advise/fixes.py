@@ -201,8 +201,10 @@ def _shm_size_and_target(facts: dict[str, str]) -> tuple[int | None, int | None]
     return parse_size(facts.get("shm_size", "")), parse_size(facts.get("shm_suggest") or DEFAULT_SUGGEST)
 
 
-def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "") -> tuple[str, ...]:
-    """One sentence per situation shown: the fact, and why the fixes below differ."""
+def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "",
+                    start: tuple[str, str] | None = None) -> tuple[str, ...]:
+    """One sentence per situation shown: the fact, and why the fixes below differ (``start``: how
+    the workers started, ``default_start``)."""
     notes = []
     use = f", {facts['shm_use']}% used when df ran" if facts.get("shm_use") else ""
     if "shm-ample" in shown:
@@ -224,7 +226,6 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "")
         notes.append(f"{WINDOWS_NOTE} the text shows a Windows machine ({shown_by}), which has no OOM killer "
                      f"and no /dev/shm. {what} The fixes below check that; the Linux commands are left out.")
     if "macos" in shown:
-        start = default_start(facts)
         spawned = ", and each spawned worker loads its own copy of torch" if start and start[0] == "spawn" else ""
         notes.append(f"{MACOS_NOTE} the text shows a Mac ({macos_evidence(facts['macos'])}), which keeps no OOM "
                      f"killer log and has no /proc or /dev/shm. As memory runs short it compresses and swaps{spawned}; "
@@ -315,7 +316,7 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     notes = tuple(n for n in diagnosis.notes
                   if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, MACOS_NOTE,
                                        START_METHOD_NOTE)))
-    notes += situation_notes(shown, facts, diagnosis.cls)
+    notes += situation_notes(shown, facts, diagnosis.cls, start)
     notes += start_method_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
     if "shm_demand" in facts:
         note = (f"{DEMAND_NOTE} {facts['num_workers']} workers x "

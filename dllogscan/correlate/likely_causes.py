@@ -83,11 +83,12 @@ class CauseCues:
     hedged_counter_examples: tuple[str, ...] = ()
     plain_title: str | None = None
 
-    def forks(self, diagnosis: Diagnosis) -> bool:
-        """Whether ``diagnosis`` names a hazard of forking of this file (a ``fork_only`` entry's
-        subclass, from a stack frame's signature)."""
-        return diagnosis.cls == self.cls and any(c.fork_only and c.subclass == diagnosis.subclass
-                                                 for c in self.causes)
+    def hazard(self, diagnosis: Diagnosis) -> LikelyCause | None:
+        """The hazard of forking of this file that ``diagnosis`` names (a ``fork_only`` entry whose
+        subclass it has, from a stack frame's signature), or None."""
+        if diagnosis.cls != self.cls:
+            return None
+        return next((c for c in self.causes if c.fork_only and c.subclass == diagnosis.subclass), None)
 
     def renames(self, diagnosis: Diagnosis) -> bool:
         return diagnosis.cls == self.cls and diagnosis.subclass == self.plain
@@ -153,20 +154,19 @@ def name_cause(diagnosis: Diagnosis, lines: Sequence[tuple[int, str]],
     frame gave such a hazard (``E.fork-threads.opencv-frame``) returns to the plain subclass, with
     a note, and may then take another cause."""
     for data in all_cues() if cues is None else cues:
-        if started and data.forks(diagnosis):
-            diagnosis = _unforked(diagnosis, data, started)
+        if started and (hazard := data.hazard(diagnosis)) is not None:
+            diagnosis = _unforked(diagnosis, data, hazard, started)
         if data.renames(diagnosis):
             return _named(diagnosis, lines, data, started)
     return diagnosis
 
 
-def _unforked(diagnosis: Diagnosis, data: CauseCues, started: tuple[str, str]) -> Diagnosis:
-    """``diagnosis`` back at the plain subclass: its hazard of forking cannot be the cause, the
+def _unforked(diagnosis: Diagnosis, data: CauseCues, hazard: LikelyCause, started: tuple[str, str]) -> Diagnosis:
+    """``diagnosis`` back at the plain subclass: its ``hazard`` of forking cannot be the cause, the
     workers having started with ``started``."""
     prefix = f"{diagnosis.cls}.{diagnosis.subclass}."
     line = next((e.line for e in diagnosis.evidence if (e.signature or "").startswith(prefix)), None)
-    names = next(c.names for c in data.causes if c.fork_only and c.subclass == diagnosis.subclass)
-    shown = f"line {line} shows {names}" if line is not None else f"the text shows {names}"
+    shown = f"line {line} shows {hazard.names}" if line is not None else f"the text shows {hazard.names}"
     note = (f"cause {diagnosis.subclass} not named: {shown}, a hazard of forking, but the workers started with "
             f"{started[0]} ({started[1]})")
     return dataclasses.replace(diagnosis, subclass=data.plain, title=data.plain_title or diagnosis.title,
