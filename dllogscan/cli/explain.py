@@ -45,9 +45,10 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
                if thresholds else "") + shown]
 
 
-def timing_view(source: sources.Source, scanner) -> list[str]:
-    """What cadence.py measures at the end of the source, whether or not the verdict used it; and
-    whether the scan read Unicode blanks as spaces (``normalize/blanks.py``)."""
+def scan_view(source: sources.Source, scanner) -> list[str]:
+    """What the scan saw beyond its hits: what cadence.py measures at the end of the source,
+    whether or not the verdict used it, and whether it read Unicode blanks as spaces
+    (``normalize/blanks.py``)."""
     from ..correlate.cadence import measure
 
     out, _ = pipeline.scan_source(source, scanner)
@@ -87,7 +88,7 @@ def explain(path: str, signatures: list[str]) -> str:
             lines.append("                facts: " + ", ".join(f"{k}={v}" for k, v in hit.facts.items()))
     if result.facts:
         lines.append("source facts: " + ", ".join(f"{k}={v}" for k, v in result.facts.items()))
-    lines += timing_view(source, scanner)
+    lines += scan_view(source, scanner)
     lines += classifier_view(source, scanner)
     lines.append(f"verdict: {len(result.diagnoses)} diagnosis(es)")
     for d in result.diagnoses:
