@@ -73,6 +73,8 @@ def build(root: Path) -> tuple[list[str], dict[str, dict]]:
     fifo = d / "pipe.log"
     os.mkfifo(fifo)
     exp[str(fifo)] = {"cls": None, "status": "error"}
+    (d / "latest").symlink_to(d / "slurm", target_is_directory=True)  # never followed: a link's row
+    exp[str(d / "latest")] = {"cls": None, "status": "link", "error": "link to a directory"}
 
     tgz = root / "pods.tar.gz"
     pod0 = "node07/var/log/pods/ml_trainer-0_1234abcd-5678/trainer/0.log"
@@ -85,12 +87,22 @@ def build(root: Path) -> tuple[list[str], dict[str, dict]]:
         _tar_add(tf, pod1, cri(["epoch 1 step 3", exited("55").strip()], "2026-11-30T07:00:05").encode())
         _tar_add(tf, "extra/inner.zip", inner.getvalue())
         _tar_add(tf, "extra/weights.pt", b"PK\x03\x04" + os.urandom(3000))
+        for kind, name in ((tarfile.SYMTYPE, "current.log"), (tarfile.LNKTYPE, "again.log")):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, pod0
+            tf.addfile(link)
+        fifo_entry = tarfile.TarInfo("extra/pipe")
+        fifo_entry.type = tarfile.FIFOTYPE
+        tf.addfile(fifo_entry)
     exp.update({
         f"{tgz}!/{pod0}": dict(cls="B", sub="getitem", node="node07", kind="pod", pod="trainer-0", namespace="ml",
                                container="trainer"),
         f"{tgz}!/{pod1}": dict(cls="B", sub="oom", node="node07", pod="trainer-1", method="cross-file", cross="journal.log"),
         f"{tgz}!/extra/inner.zip!/slurm-2001.out": dict(cls="A", sub="bus-error", job="2001", node="node05"),
         f"{tgz}!/extra/weights.pt": dict(cls=None, status="skipped"),
+        f"{tgz}!/current.log": dict(cls=None, status="link", error=f"symbolic link to {pod0}"),
+        f"{tgz}!/again.log": dict(cls=None, status="link", error=f"hard link to {pod0}"),
+        f"{tgz}!/extra/pipe": dict(cls=None, status="skipped", error="fifo entry"),
     })
 
     zpath = root / "kernels.zip"

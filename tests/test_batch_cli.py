@@ -46,6 +46,7 @@ def test_summary_tables(results):
     assert "| node07 | 0 | 3 |" in text  # node07: the getitem pod, the cross-file OOM pod, its kernel log
     assert "| B / oom | 3 |" in text     # jobs 1001, 1002, 1006 (its .out and .err count once)
     assert "| unreadable | 5 |" in text
+    assert "| links not followed | 3 |" in text  # the folder link, the tar's symbolic and hard links
     csv_out = cli("summary", str(out), "--format", "csv").stdout
     assert "# class x day" in csv_out and "2026-11-30" in csv_out
     rich_out = cli("summary", str(out)).stdout
@@ -69,6 +70,20 @@ def test_missing_path_is_a_row_not_a_crash(tmp_path):
     assert proc.returncode == 3
     obj = json.loads(proc.stdout)
     assert obj["error"].endswith("no such file or directory") or "cannot read" in obj["error"]
+
+
+def test_links_alone_are_neither_read_nor_unreadable(tmp_path):
+    """A folder of clean logs with a link to a folder (a run's ``latest``): nothing found is exit 0,
+    the link a row of its own, counted apart."""
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "train.log").write_text("epoch 1 step 3 loss=0.5\n")
+    (tmp_path / "latest").symlink_to(tmp_path / "run1", target_is_directory=True)
+    out = tmp_path / "rows.csv"
+    proc = cli("batch", str(tmp_path), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "0 unreadable or skipped, 1 links not followed" in proc.stderr
+    rows = json.loads(cli("batch", str(tmp_path)).stdout.splitlines()[0])
+    assert rows["status"] == "link" and rows["error"].endswith("(links are not followed); not scanned")
 
 
 def _typer_batch(*args: str) -> subprocess.CompletedProcess:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import stat
 import random
 import tarfile
 import zipfile
@@ -153,6 +154,33 @@ def test_nested_archives_stop_at_the_depth_limit():
     assert _members(outer, "tar", Limits(depth=1)) == [("in.zip!/deep.log", None)]
     outer.seek(0)
     assert "deeper than 0" in _members(outer, "tar", Limits(depth=0))[0][1]
+
+
+def test_a_zip_symbolic_link_is_a_link_row_not_its_target_text():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        link = zipfile.ZipInfo("latest.log")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16  # as `zip -y` stores it
+        zf.writestr(link, "runs/3/train.log")
+        zf.writestr("runs/3/train.log", "fine\n")
+    buf.seek(0)
+    got = _members(buf, "zip", Limits())
+    assert got[0] == ("latest.log", "is a symbolic link to runs/3/train.log (links are not followed); not scanned")
+    assert got[1] == ("runs/3/train.log", None)
+
+
+def test_tar_entries_without_a_file_are_rows_within_the_member_limit():
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for i in range(4):
+            info = tarfile.TarInfo(f"dev{i}")
+            info.type = tarfile.CHRTYPE
+            tf.addfile(info)
+    buf.seek(0)
+    got = _members(buf, "tar", Limits(members=2))
+    assert got[:2] == [("dev0", "is a device entry, not a regular file; not scanned"),
+                       ("dev1", "is a device entry, not a regular file; not scanned")]
+    assert "more than 2 members" in got[2][1] and len(got) == 3
 
 
 def test_zip_bomb_member_is_skipped():

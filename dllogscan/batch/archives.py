@@ -11,6 +11,7 @@ archives escapes it.
 from __future__ import annotations
 
 import io
+import stat
 import tarfile
 import zipfile
 import zlib
@@ -67,6 +68,22 @@ class Tally:
 
 
 BOMB_ERROR = "archive decompresses more than {}x its size (a compression bomb?); rest not read"
+LINK_TAIL = " (links are not followed); not scanned"  # a link's row: its target is read as itself, so nothing is lost
+
+
+def is_link(error: str | None) -> bool:
+    """Whether a row's ``error`` says the source was a link (counted neither as read nor as lost)."""
+    return bool(error) and error.endswith(LINK_TAIL)  # type: ignore[union-attr]
+
+
+def _not_regular(info: tarfile.TarInfo) -> str:
+    """Why a tar member that holds no file of its own is not scanned."""
+    if info.issym():
+        return f"is a symbolic link to {info.linkname}{LINK_TAIL}"
+    if info.islnk():
+        return f"is a hard link to {info.linkname}, scanned under that name{LINK_TAIL}"
+    what = "a FIFO" if info.isfifo() else "a device" if info.isdev() else f"of tar type {info.type!r}"
+    return f"is {what} entry, not a regular file; not scanned"
 
 
 def archive_kind(name: str) -> str | None:
@@ -107,6 +124,14 @@ def iter_archive(stream: BinaryIO, kind: str, prefix: str, limits: Limits, depth
                      error=f"corrupt or truncated archive: {_one_line(exc)}; members after this point not read")
 
 
+def _zip_target(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    try:
+        with zf.open(info) as f:
+            return f.read(256).decode("utf-8", "replace").splitlines()[0] or "?"
+    except (*ARCHIVE_ERRORS, IndexError):
+        return "?"
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return "unexpected end of data"
@@ -134,14 +159,17 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
     tf, plain = open_tar(counted)
     with tf:
         for info in tf:
-            if not info.isfile():
+            if info.isdir():
                 continue
             count += 1
-            total += info.size
             name = prefix + info.name
             if count > limits.members:
                 yield Member(name, None, info.size, error=f"archive has more than {limits.members} members; rest not read")
                 return
+            if not info.isfile():
+                yield Member(name, None, 0, error=_not_regular(info))
+                continue
+            total += info.size
             if total > limits.total_bytes:
                 yield Member(name, None, info.size, error=f"archive holds more than {limits.total_bytes >> 30} GiB; rest not read")
                 return
@@ -189,6 +217,9 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
                 continue
             if info.flag_bits & 0x1:
                 yield Member(name, None, info.file_size, error="encrypted zip member; not read")
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):  # zip -y: the member's text is the link's target
+                yield Member(name, None, 0, error=f"is a symbolic link to {_zip_target(zf, info)}{LINK_TAIL}")
                 continue
             compressed += info.compress_size  # of the members read: one skipped above counts neither way
             if not tally.add(info.file_size, limits):  # a bomb split over members each under the floor

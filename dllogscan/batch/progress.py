@@ -11,7 +11,7 @@ class Progress:
 
     def __init__(self, enabled: bool | None = None) -> None:
         self.enabled = sys.stderr.isatty() and sys.stdout.isatty() if enabled is None else enabled
-        self.files = self.failures = self.errors = self.bytes = 0
+        self.files = self.failures = self.errors = self.bytes = self.links = 0
         self.start = time.perf_counter()
         self._bar: Any = None
         self._task: Any = None
@@ -41,10 +41,12 @@ class Progress:
         return (f"{self.files} sources  {mbs:,.1f} MB/s  [red]{self.failures} with failures[/red]  "
                 f"[yellow]{self.errors} unreadable[/yellow]")
 
-    def advance(self, found: bool, error: bool, nbytes: int) -> None:
+    def advance(self, found: bool, error: bool, nbytes: int, link: bool = False) -> None:
+        """Count one row; a link's row (its target read under its own name) is no error."""
         self.files += 1
         self.failures += found
-        self.errors += error
+        self.errors += error and not link
+        self.links += link
         self.bytes += nbytes
         if self._bar is not None and (self.files % 50 == 0 or self.files < 50):
             self._bar.update(self._task, description=self._text())

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..core.names import SURROGATE_RE, printable_values
+from .archives import is_link
 from .worker import Record
 
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
@@ -22,6 +23,8 @@ def status(record: Record) -> str:
     err = record.result.error
     if not err:
         return "ok"
+    if is_link(err):
+        return "link"
     return "skipped" if err.endswith("not scanned") else "error"
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from . import engines, walk
+from .archives import is_link
 from .crossfile import CrossFile, pending
 from .progress import Progress
 from .worker import Config, Record, database
@@ -20,6 +21,7 @@ class Stats:
     errors: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    links: int = 0  # rows of links not followed, counted apart from the errors
 
 
 def without(work: Iterable[list[str]], skip: Iterable[str]) -> Iterator[list[str]]:
@@ -60,7 +62,8 @@ def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Conf
             with closing(engines.run(without(walk.chunks(paths), skip), config, engine, jobs, scheduler)) as records:
                 for rec in records:
                     cross.add(rec)
-                    bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read)
+                    bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read,
+                                is_link(rec.result.error))
                     if pending(rec):
                         held.append(rec)
                     else:
@@ -69,4 +72,4 @@ def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Conf
         finally:
             for rec in held:
                 sink(rec)
-    return Stats(bar.files, bar.failures, bar.errors, bar.bytes, bar.seconds)
+    return Stats(bar.files, bar.failures, bar.errors, bar.bytes, bar.seconds, bar.links)

@@ -14,9 +14,9 @@ def summaries(df: Any, top: int = 15) -> dict[str, Any]:
     found["day"] = pd.to_datetime(when, errors="coerce").dt.strftime("%Y-%m-%d").fillna("(unknown)")
     out: dict[str, Any] = {}
     out["sources"] = pd.DataFrame({
-        "status": ["scanned", "with a failure", "skipped (binary)", "unreadable"],
+        "status": ["scanned", "with a failure", "skipped (binary, not a file)", "links not followed", "unreadable"],
         "sources": [int((df["status"] == "ok").sum()), len(found), int((df["status"] == "skipped").sum()),
-                    int((df["status"] == "error").sum())]})
+                    int((df["status"] == "link").sum()), int((df["status"] == "error").sum())]})
     out["class x node"] = pd.crosstab(found["node"], found["class"]) if len(found) else pd.DataFrame()
     out["class x day"] = pd.crosstab(found["day"], found["class"]) if len(found) else pd.DataFrame()
     sigs = found["signatures"].fillna("").str.split().explode().dropna()

@@ -15,7 +15,7 @@ from ..core.models import ScanResult
 from ..signatures.database import Database
 from ..signatures.loader import load_database
 from . import layouts
-from .archives import Limits, Member, archive_kind, iter_archive
+from .archives import LINK_TAIL, Limits, Member, archive_kind, iter_archive
 from .probe import TapReader, TimedScanner
 
 
@@ -108,6 +108,16 @@ def error_record(name: str, member: str | None, message: str) -> Record:
     return Record(ScanResult(source=name, member=member, error=f"{label}: {message}"), meta)
 
 
+def _not_regular(path: str, mode: int) -> str:
+    """Why a path the walk listed is not read: a link to a directory (never followed) is a
+    link's row, anything else (a FIFO, a socket, a device) an unreadable one."""
+    if stat.S_ISDIR(mode):
+        return f"is a link to a directory{LINK_TAIL}" if os.path.islink(path) else "is a directory; not read"
+    what = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
+    return f"is {what}, not a regular file; not read"
+
+
 def _file(path: str, config: Config) -> Iterator[Record]:
     try:
         st = os.stat(path)
@@ -115,8 +125,7 @@ def _file(path: str, config: Config) -> Iterator[Record]:
         yield error_record(path, None, f"cannot read: {exc.strerror or exc}")
         return
     if not stat.S_ISREG(st.st_mode):
-        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-        yield error_record(path, None, f"is {what}, not a regular file; not read")
+        yield error_record(path, None, _not_regular(path, st.st_mode))
         return
     kind = archive_kind(path)
     if kind is None:

@@ -43,6 +43,7 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: str = "jsonl", jo
         error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
     if out is not None:
+        links = f", {stats.links} links not followed" if stats.links else ""
         sys.stderr.write(f"{stats.sources} sources, {stats.found} with failures, {stats.errors} unreadable "
-                         f"or skipped, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
+                         f"or skipped{links}, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
     return EXIT_FOUND if stats.found else EXIT_PARTIAL if stats.errors else EXIT_CLEAN
