@@ -174,6 +174,49 @@ def test_compression_bomb_is_stopped(tmp_path, mini_scanner):
     assert "compression bomb" in result.error
 
 
+def test_a_bomb_under_a_second_compression_is_stopped(tmp_path, mini_scanner):
+    """The outer layer inflates about 1:1 (its payload is deflate output); the inner one, the
+    bomb, is measured against the bytes read from the file."""
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    blob = b"".join(comp.compress(b"\n" * (1 << 20)) for _ in range(400)) + comp.flush()
+    path = tmp_path / "bomb.log.gz.gz"
+    path.write_bytes(gzip.compress(blob))
+    result = pipeline.run(sources.from_path(path), mini_scanner)
+    assert "compression bomb" in result.error
+
+
+@pytest.mark.parametrize("layers", [("gz", "gz"), ("bz2", "xz", "gz"), ("xz", "gz")])
+def test_a_log_compressed_again_is_read_through_every_layer(tmp_path, mini_scanner, layers):
+    pack = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+    data = b"".join(b"epoch 1 step %d loss=0.1\n" % i for i in range(500)) + BUS.encode()
+    for kind in layers:
+        data = pack[kind](data)
+    path = tmp_path / ("train.log." + ".".join(layers))
+    path.write_bytes(data)
+    result = pipeline.run(sources.from_path(path), mini_scanner)
+    assert result.error is None and result.lines == 501
+    assert result.diagnoses[0].cls == "A"
+
+
+def test_compressed_too_many_times_is_named_and_a_cut_second_layer_keeps_its_lines(tmp_path, mini_scanner):
+    import random
+
+    deep = BUS.encode()
+    for _ in range(sources.COMPRESSION_LAYERS + 1):
+        deep = gzip.compress(deep)
+    (tmp_path / "deep.gz").write_bytes(deep)
+    result = pipeline.run(sources.from_path(tmp_path / "deep.gz"), mini_scanner)
+    assert result.error.endswith(f"compressed more than {sources.COMPRESSION_LAYERS} times, not a text log; not scanned")
+    rng = random.Random(7)
+    body = b"".join(b"step %d loss=%f\n" % (i, rng.random()) for i in range(100000)) + BUS.encode()
+    twice = gzip.compress(gzip.compress(body))
+    (tmp_path / "cut.log.gz.gz").write_bytes(twice[: len(twice) // 2])
+    result = pipeline.run(sources.from_path(tmp_path / "cut.log.gz.gz"), mini_scanner)
+    assert "truncated compressed stream" in result.error and 10000 < result.lines < 100000
+
+
 def test_the_head_is_cleaned_only_when_asked_for_and_as_before():
     """The first lines are kept raw and cleaned on first use (only the classifier reads them);
     a start that cleans to nothing still gives way to the next round's lines."""

@@ -1,5 +1,5 @@
 """The triage page's FastAPI app: ``POST /api/diagnose`` and the static page. Nothing pasted is
-stored or executed: the body is read into memory (capped), decompressed once (capped again),
+stored or executed: the body is read into memory (capped), decompressed (capped again),
 flattened once, diagnosed, and dropped. ``guard.py`` decides who may ask."""
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ async def read_capped(request: Request, cap: int) -> bytes:
 
 
 def _decoded(data: bytes, cap: int) -> tuple[bytes, str | None]:
-    """``(bytes, error)``: an upload decompressed (gzip, bzip2, xz) once and capped. A stream
+    """``(bytes, error)``: an upload decompressed (gzip, bzip2, xz; every layer of one compressed
+    again) and capped. A stream
     cut short keeps what came before it, with the reason (as ``dllogscan FILE`` does); one that
     yields nothing is a BadUpload, one that outgrows the cap TooLarge."""
     parts: list[bytes] = []

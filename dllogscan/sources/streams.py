@@ -21,6 +21,8 @@ ZIP_MAGIC = b"PK\x03\x04"
 DEFAULT_STDIN_LIMIT = 512 * 1024 * 1024
 MAX_INFLATE_RATIO = 200
 INFLATE_RATIO_FLOOR = 256 * 1024 * 1024
+#: how many compressions deep a file is inflated (a ``.log.gz.gz`` is two)
+COMPRESSION_LAYERS = 3
 #: errors a decompressor raises mid-stream on a corrupt or truncated file (gzip raises
 #: zlib.error, not an OSError, for a corrupt deflate block)
 STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, ValueError, zlib.error)
@@ -122,8 +124,11 @@ class RatioGuard(io.RawIOBase):
         super().close()
 
 
-def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
-    """Wrap ``raw`` in the decompressor its magic bytes name (gzip, bzip2, xz), else as is."""
+def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | None = None) -> BinaryIO:
+    """Wrap ``raw`` in the decompressor its magic bytes name (gzip, bzip2, xz), else as is; what
+    it inflates to is unwrapped again while that is compressed too (a rotated ``.gz`` compressed
+    again, a gzipped ``.xz``), up to COMPRESSION_LAYERS, each layer's ratio guard measured against
+    the bytes read from ``outer``, the file itself, so nesting cannot hide a bomb."""
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     head = buffered.peek(6)[:6]
     if head.startswith(GZIP_MAGIC):
@@ -138,7 +143,17 @@ def _decompressing(raw: BinaryIO, name: str) -> BinaryIO:
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
     else:
         return buffered
-    return RatioGuard(inner, buffered, name)  # type: ignore[return-value]
+    guard = RatioGuard(inner, outer or buffered, name)
+    if layer >= COMPRESSION_LAYERS:
+        return guard  # type: ignore[return-value]
+    try:
+        first = guard.read(6)  # a later error waits in the guard until these bytes are read
+    except STREAM_ERRORS as exc:
+        return PeekedStream(b"", guard, exc)  # type: ignore[arg-type, return-value]
+    ahead = PeekedStream(first, guard)  # type: ignore[arg-type]
+    if first.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC)):
+        return _decompressing(ahead, name, layer + 1, outer or buffered)  # type: ignore[arg-type]
+    return ahead  # type: ignore[return-value]
 
 
 def from_path(path: str | os.PathLike[str], limit: int | None = None, st: os.stat_result | None = None) -> Source:
@@ -204,6 +219,8 @@ BINARY_MAGIC = {
     b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive (use `dllogscan batch`)",
     b"\x28\xb5\x2f\xfd": "a zstd archive", b"SQLite format 3": "an SQLite database",
     b"\x93NUMPY": "a NumPy array", b"PAR1": "a Parquet file",
+    GZIP_MAGIC: f"data compressed more than {COMPRESSION_LAYERS} times",
+    XZ_MAGIC: f"data compressed more than {COMPRESSION_LAYERS} times",
 }
 _TEXT_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 
@@ -257,6 +274,11 @@ class PeekedStream(io.RawIOBase):
             out, self.head = self.head[:size], self.head[size:]
             return out
         return self.inner.read(size)
+
+    def readinto(self, buffer) -> int:  # for a BufferedReader over it (a stream compressed twice)
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
     def close(self) -> None:
         self.inner.close()
