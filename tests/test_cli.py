@@ -159,6 +159,19 @@ def test_every_command_has_help_with_an_example():
         assert "Example" in sub.stdout, f"`dllogscan {name} --help` has no example"
 
 
+def test_the_command_list_shows_each_command_in_one_sentence():
+    """With rich markup the list keeps a docstring's line breaks, so a first paragraph wrapped over
+    two source lines broke mid-sentence there; such a command says it in ``short_help``."""
+    import inspect
+
+    from dllogscan.cli.app import _register_commands, app
+
+    _register_commands()
+    for info in app.registered_commands:
+        text = info.short_help or inspect.cleandoc(info.help or info.callback.__doc__ or "").split("\n\n")[0]
+        assert text and "\n" not in text, (info.name, text)
+
+
 def test_version():
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == f"dllogscan {dllogscan.__version__}"

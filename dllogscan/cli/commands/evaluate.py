@@ -9,9 +9,11 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("eval", epilog="[bold]Example[/bold]\n\n  dllogscan eval             # corpus/ of this checkout, 5 folds\n"
-                                "  dllogscan eval --misses   # list every item it got wrong\n"
-                                "  dllogscan eval --folds 3  # fewer, larger folds")
+    @app.command("eval", short_help="Cross-validated precision, recall, F1, false alarms and calibration on "
+                                    "the corpus.",
+                 epilog="[bold]Example[/bold]\n\n  dllogscan eval             # corpus/ of this checkout, 5 folds\n"
+                        "  dllogscan eval --misses   # list every item it got wrong\n"
+                        "  dllogscan eval --folds 3  # fewer, larger folds")
     def eval_command(
         corpus: Optional[Path] = typer.Option(None, help="Corpus folder (default: corpus/ of the checkout)."),
         show_misses: bool = typer.Option(False, "--misses", help="List the items it got wrong."),

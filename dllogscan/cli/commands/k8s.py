@@ -18,7 +18,8 @@ EPILOG = """[bold]Examples[/bold]
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("k8s", epilog=EPILOG)
+    @app.command("k8s", epilog=EPILOG, short_help="Diagnose a Kubernetes pod: its logs, how its container last "
+                                                   "ended, its memory limit and what backs /dev/shm.")
     def k8s(
         pod: str = typer.Argument(..., help="The pod's name."),
         namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Its namespace (default: kubectl's)."),
