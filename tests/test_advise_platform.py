@@ -414,6 +414,42 @@ def test_a_mac_keeps_the_posix_shell_and_loses_linux_own_commands():
     assert not any("/dev/shm" in c for c in commands(top(MAC_FRAME + bus)))
 
 
+@pytest.mark.parametrize("text, shown_by", [
+    (MAC_FRAME + BUS + "\n", "a path under /Users"),
+    (BUS.replace("Bus error.", "Bus error: 10.") + "\n", "the worker's signal is named as macOS names it, 'Bus error: 10'"),
+])
+def test_a_macs_bus_error_names_shared_memory_not_dev_shm(text, shown_by):
+    d = top(text)
+    assert (d.cls, d.subclass) == ("A", "bus-error")
+    assert d.title == "Worker killed by SIGBUS: shared memory could not hold the batches in flight"
+    assert titles(d) == ["On a Mac, watch memory pressure and swap while the loader runs",
+                         "Put fewer batches in flight: lower prefetch_factor and num_workers",
+                         "Confirm it: rerun with num_workers=0 inside the main guard"]
+    assert commands(d) == ["sysctl vm.swapusage", "vm_stat 5"]
+    note = next(n for n in d.notes if n.startswith("macOS:"))
+    assert f"({shown_by})" in note and "file_system" in note
+    again = advise(dataclasses.replace(d, fixes=()), get_scanner().db)
+    assert again.title == d.title and sum(n.startswith("macOS:") for n in again.notes) == 1
+    linux = top(BUS + "\n")
+    assert linux.title == "Worker killed by SIGBUS: /dev/shm too small for the batches in flight"
+    windows = top('  File "C:\\Users\\me\\train.py", line 20, in <module>\n' + BUS + "\n")
+    assert windows.title == d.title and titles(windows)[0].startswith("Give Windows a larger paging file")
+
+
+@pytest.mark.parametrize("signal, title", [
+    ("Killed: 9", "Worker killed by SIGKILL"),
+    ("Trace/BPT trap: 5", "Worker crashed on a fatal signal"),
+    ("Abort trap: 6", "Worker crashed on a fatal signal"),
+    ("Segmentation fault: 11", "Worker crashed on a fatal signal"),
+    ("Terminated: 15", "Worker killed by another signal"),
+])
+def test_a_signal_named_the_macos_way_shows_a_mac_and_its_own_crash(signal, title):
+    d = top(f"RuntimeError: DataLoader worker (pid 6156) is killed by signal: {signal}. \n")
+    assert d.cls == "B" and d.title.startswith(title) and d.facts["macos"] == signal
+    glibc = top(f"RuntimeError: DataLoader worker (pid 6156) is killed by signal: {signal.split(':')[0]}. \n")
+    assert glibc.cls == "B" and "macos" not in glibc.facts
+
+
 STUCK = ("Training hangs at epoch 2, no error.\n^CTraceback (most recent call last):\n{frame}"
          '  File "/x/torch/utils/data/dataloader.py", line 1285, in _get_data\n    success, data = self._try_get_data()\n'
          '  File "/x/dataset.py", line 40, in __getitem__\n    img = cv2.resize(img, (self.size, self.size))\n'

@@ -38,8 +38,12 @@ SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
 OOM_FIRST = ": check the OOM killer first)"
 WINDOWS_FIRST = ": on Windows, check the commit limit first)"
 MACOS_FIRST = ": on a Mac, check memory pressure and swap first)"
+#: class A's title names /dev/shm, which Windows and a Mac do not have: there it names shared memory
+SHM_TOO_SMALL = "/dev/shm too small for the batches in flight"
+SHM_SHORT = "shared memory could not hold the batches in flight"
 WINDOWS_NOTE = "Windows:"
 MACOS_NOTE = "macOS:"
+MACOS_SIGNAL_RE = re.compile(r"[A-Z][A-Za-z/ ]{1,40}: \d{1,2}")  # fact.macos-signal's value: "Killed: 9"
 START_METHOD_NOTE = "Start method:"
 
 
@@ -148,6 +152,8 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     for such a death or a SIGKILL on a Mac (neither keeps an OOM killer log)."""
     if diagnosis.cls == "A" and windows_shown(facts):
         return frozenset({"windows"})
+    if diagnosis.cls == "A" and macos_shown(facts):
+        return frozenset({"macos"})
     if diagnosis.cls == "A":
         size, target = _shm_size_and_target(facts)
         ample = size and target and size >= AMPLE_FACTOR * target and not _shm_full(facts)
@@ -227,9 +233,11 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "",
                      f"and no /dev/shm. {what} The fixes below check that; the Linux commands are left out.")
     if "macos" in shown:
         spawned = ", and each spawned worker loads its own copy of torch" if start and start[0] == "spawn" else ""
+        what = ("PyTorch's one sharing strategy there, file_system, keeps each batch a worker hands over in a named "
+                "shared-memory object, backed like the rest of memory by RAM, compression and swap." if cls == "A" else
+                f"As memory runs short it compresses and swaps{spawned}; a worker's own error prints above this line.")
         notes.append(f"{MACOS_NOTE} the text shows a Mac ({macos_evidence(facts['macos'])}), which keeps no OOM "
-                     f"killer log and has no /proc or /dev/shm. As memory runs short it compresses and swaps{spawned}; "
-                     "a worker's own error prints above this line. The fixes below check that; the Linux commands "
+                     f"killer log and has no /proc or /dev/shm. {what} The fixes below check that; the Linux commands "
                      "are left out.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
@@ -267,21 +275,27 @@ def windows_evidence(value: str) -> str:
 
 
 def macos_evidence(value: str) -> str:
-    """What showed a Mac, from the fact's value: a frame's folder or the environment report."""
-    return f"a path under {value}" if value.startswith("/") or "." in value else \
-        "its environment report names the system"
+    """What showed a Mac, from the fact's value: a frame's folder, a signal named as macOS names it
+    (``Killed: 9``) or the environment report."""
+    if value.startswith("/") or value.endswith("Python.framework"):
+        return f"a path under {value}"
+    if MACOS_SIGNAL_RE.fullmatch(value):
+        return f"the worker's signal is named as macOS names it, {value!r}"
+    return "its environment report names the system"
 
 
 def situation_title(title: str, shown: frozenset[str]) -> str:
     """``title`` saying which situations contradict it; advised again (a pod's own /dev/shm), it
     follows the facts of now, not those of the first advice."""
-    title = title.replace(WINDOWS_FIRST, OOM_FIRST).replace(MACOS_FIRST, OOM_FIRST)
+    title = title.replace(WINDOWS_FIRST, OOM_FIRST).replace(MACOS_FIRST, OOM_FIRST).replace(SHM_SHORT, SHM_TOO_SMALL)
     for suffix in SITUATION_TITLES.values():
         title = title.removesuffix(suffix)
     if "windows" in shown:
         title = title.replace(OOM_FIRST, WINDOWS_FIRST)
     if "macos" in shown:
         title = title.replace(OOM_FIRST, MACOS_FIRST)
+    if shown & {"windows", "macos"}:
+        title = title.replace(SHM_TOO_SMALL, SHM_SHORT)
     return title + "".join(SITUATION_TITLES[s] for s in sorted(shown))
 
 
