@@ -43,7 +43,7 @@ SHM_TOO_SMALL = "/dev/shm too small for the batches in flight"
 SHM_SHORT = "shared memory could not hold the batches in flight"
 WINDOWS_NOTE = "Windows:"
 MACOS_NOTE = "macOS:"
-MACOS_SIGNAL_RE = re.compile(r"[A-Z][A-Za-z/ ]{1,40}: \d{1,2}")  # fact.macos-signal's value: "Killed: 9"
+MACOS_SIGNAL_RE = re.compile(r"[A-Z][A-Za-z/ ]{1,40}: \d{1,3}")  # fact.macos-signal's value: "Killed: 9"
 START_METHOD_NOTE = "Start method:"
 
 
