@@ -45,6 +45,20 @@ def test_a_fact_the_hit_lacks_reads_as_a_question_mark(tmp_path):
     assert "after 1800000 ms (seen by rank ?)" in note
 
 
+def test_a_dead_pin_memory_thread_alone_says_where_its_cause_is_printed(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("epoch 3 step 40/100 loss 0.2\nRuntimeError: Pin memory thread exited unexpectedly\n", encoding="utf-8")
+    result = dllogscan.scan(log, classifier="off")
+    assert result.diagnoses == ()
+    [note] = result.notes
+    assert note.startswith("Line 2: the DataLoader's pin-memory thread (pin_memory=True) died")
+    assert "_pin_memory_loop" in note and "class C" in note and "pin_memory=False" in note
+    emfile = log.read_text().replace("RuntimeError: Pin", "OSError: [Errno 24] Too many open files\nRuntimeError: Pin")
+    log.write_text(emfile, encoding="utf-8")
+    result = dllogscan.scan(log, classifier="off")
+    assert result.diagnoses[0].cls == "C" and not any("pin-memory thread" in n for n in result.notes)
+
+
 def test_no_lead_beside_a_diagnosis(tmp_path):
     log = tmp_path / "job.log"
     log.write_text("RuntimeError: DataLoader timed out after 10 seconds\n"
