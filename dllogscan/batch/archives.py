@@ -82,8 +82,9 @@ def _not_regular(info: tarfile.TarInfo) -> str:
         return f"is a symbolic link to {info.linkname}{LINK_TAIL}"
     if info.islnk():
         return f"is a hard link to {info.linkname}, scanned under that name{LINK_TAIL}"
-    what = "a FIFO" if info.isfifo() else "a device" if info.isdev() else f"of tar type {info.type!r}"
-    return f"is {what} entry, not a regular file; not scanned"
+    what = "a FIFO entry" if info.isfifo() else "a device entry" if info.isdev() else \
+        f"an entry of tar type {info.type.decode('latin-1')!r}"
+    return f"is {what}, not a regular file; not scanned"
 
 
 def archive_kind(name: str) -> str | None:

@@ -58,9 +58,9 @@ async def read_capped(request: Request, cap: int) -> bytes:
 
 def _decoded(data: bytes, cap: int) -> tuple[bytes, str | None]:
     """``(bytes, error)``: an upload decompressed (gzip, bzip2, xz; every layer of one compressed
-    again) and capped. A stream
-    cut short keeps what came before it, with the reason (as ``dllogscan FILE`` does); one that
-    yields nothing is a BadUpload, one that outgrows the cap TooLarge."""
+    again) and capped. A stream cut short keeps what came before it, with the reason (as
+    ``dllogscan FILE`` does); one that yields nothing is a BadUpload, one that outgrows the cap
+    TooLarge."""
     parts: list[bytes] = []
     size, error = 0, None
     with sources.from_bytes(data, "upload").open() as stream:

@@ -23,7 +23,8 @@ EPILOG = """[bold]Examples[/bold]
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("slurm", epilog=EPILOG, short_help="Diagnose a Slurm job: its stdout/stderr joined with its node's kernel log.")
+    @app.command("slurm", epilog=EPILOG, short_help="Diagnose a Slurm job: its stdout/stderr joined with its "
+                                                     "node's kernel log.")
     def slurm(
         job_id: Optional[str] = typer.Argument(None, help="The job id (array task: 4242_7); --epilog: default $SLURM_JOB_ID."),
         epilog: bool = typer.Option(False, "--epilog", help="Epilog mode: write the verdict, never fail, exit 0."),
