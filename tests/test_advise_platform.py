@@ -450,6 +450,23 @@ def test_a_signal_named_the_macos_way_shows_a_mac_and_its_own_crash(signal, titl
     assert glibc.cls == "B" and "macos" not in glibc.facts
 
 
+OBJC = ("objc[41352]: +[__NSCFConstantString initialize] may have been in progress in another thread when fork() "
+        "was called. We cannot safely call it or ignore it in the fork() child process. Crashing instead. Set a "
+        "breakpoint on objc_initializeAfterForkError to debug.\n")
+
+
+def test_a_worker_the_objective_c_runtime_stopped_after_fork_is_told_to_spawn():
+    """The runtime's line shows fork (so no spawn default is assumed on the Mac) and names the
+    crash: not memory pressure, the Mac's advice for a bare exit."""
+    d = top(OBJC + MAC_EXIT)
+    assert (d.cls, d.subclass) == ("B", "crash-fork-likely") and d.facts["start_method"] == "fork"
+    assert titles(d) == ["Start the workers with spawn, macOS's default from Python 3.8",
+                         "If fork must stay, let the Objective-C runtime skip its check (a workaround, not a fix)"]
+    assert 1 in {e.line for e in d.evidence} and not any(n.startswith("macOS:") for n in d.notes)
+    plain = top(MAC_EXIT)
+    assert plain.subclass == "oom-suspected" and titles(plain)[0].startswith("On a Mac, watch memory pressure")
+
+
 STUCK = ("Training hangs at epoch 2, no error.\n^CTraceback (most recent call last):\n{frame}"
          '  File "/x/torch/utils/data/dataloader.py", line 1285, in _get_data\n    success, data = self._try_get_data()\n'
          '  File "/x/dataset.py", line 40, in __getitem__\n    img = cv2.resize(img, (self.size, self.size))\n'
