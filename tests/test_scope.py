@@ -195,3 +195,23 @@ def test_a_dropped_canonical_text_in_a_text_that_names_the_dataloader_keeps_its_
     [found] = scope.unexplained([hit], db, lines)
     assert (found.cls, found.subclass, found.canonical, found.confidence) == ("C", "fd-exhausted", True, 0.55)
     assert scope.unexplained([Hit("C.fd-exhausted.dup-fd", 1, "x")], db, lines) == [], "canonical texts only"
+
+
+OWN_FILE = "OSError: [Errno 24] Too many open files: 'photos/icnZ2R8PcDs.jpg'"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (OWN_FILE, ("C", "fd-exhausted")),  # the guide's text pasted alone: a worker opening an image prints it too
+    (f"```\nTraceback (most recent call last):\n{OWN_FILE}\n```", ("C", "fd-exhausted")),
+    (f"The notebook opens 5000 photos into a list during training:\n{OWN_FILE}", ("H", "fd-limit")),
+    (f"Training with num_workers=8 the DataLoader dies:\n{OWN_FILE}", ("C", "fd-exhausted")),
+    (f"Epoch 3:  45%|####5     | 450/1000 [01:10<01:25,  6.4it/s, loss=0.231]\n{OWN_FILE}", ("C", "fd-exhausted")),
+    ("Training fails after an hour:\nOSError: [Errno 24] Too many open files: '/tmp/pymp-tgep00l9'", ("C", "fd-exhausted")),
+])
+def test_errno_24_on_a_data_file_of_the_programs_own(tmp_path, text, expected):
+    """The file [Errno 24] names is the host where it is a data file and nothing names the loader;
+    the line pasted alone keeps class C (``alone_keeps``)."""
+    top = _scan_text(tmp_path, text)[0]
+    assert (top.cls, top.subclass) == expected
+    if expected[0] == "H":
+        assert "photos/icnZ2R8PcDs.jpg (line 2)" in top.notes[0] and top.fixes

@@ -14,7 +14,9 @@ a top-level pattern of the data file, matched against what stands just before it
 does not count as one. A rule with a ``training`` pattern (D's) also sets aside a canonical
 diagnosis in a text with no host line when the text shows neither a word of the DataLoader nor a
 training run (``training``, or a progress line), and is more than the failure pasted alone
-(``OutsideRule.unseen``): class H with the rule's ``unseen_note``.
+(``OutsideRule.unseen``): class H with the rule's ``unseen_note``. A rule whose host is part of
+the failure text itself (``alone_keeps``: the file that ``[Errno 24]`` names) leaves the failure
+pasted alone its class.
 """
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", 
 #: it, a text that shows no host, no word of the DataLoader and no such line either, and is more
 #: than the failure pasted alone, is not shown to be a DataLoader's (``unseen``); with its
 #: ``unseen_examples`` and ``unseen_counter_examples`` (tests)
-OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples"}
+#: ``alone_keeps`` (bool) the failure pasted alone keeps its class even where ``host`` is found on
+#: its own line (a host that is part of the failure text: the file name of [Errno 24])
+OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples", "alone_keeps"}
 #: lines that say nothing of which program printed a failure text pasted alone
 BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
 #: the class of a canonical failure text that another program printed (``data/classes.toml``)
@@ -76,6 +80,7 @@ class OutsideRule:
     training: "regex.Pattern[str] | None" = None
     unseen_examples: tuple[str, ...] = ()
     unseen_counter_examples: tuple[str, ...] = ()
+    alone_keeps: bool = False
 
     def host_line(self, lines: Sequence[tuple[int, str]]) -> HostLine | None:
         """The first line showing another forking host, unless some line shows the DataLoader;
@@ -118,7 +123,8 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
                                raw["subclass"], raw["title"], tuple(raw["examples"]),
                                tuple(raw["counter_examples"]), denied, training,
-                               tuple(raw.get("unseen_examples", ())), tuple(raw.get("unseen_counter_examples", ()))))
+                               tuple(raw.get("unseen_examples", ())), tuple(raw.get("unseen_counter_examples", ())),
+                               bool(raw.get("alone_keeps", False))))
     return tuple(out)
 
 
@@ -139,11 +145,13 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
         if not any(d.cls in rule.classes for d in kept):
             continue
         where = rule.host_line(lines)
+        failure = next((d for d in kept if d.cls in rule.classes and d.canonical), None)
         if where is None:
-            failure = next((d for d in kept if d.cls in rule.classes and d.canonical), None)
             if failure is None or not rule.unseen(lines, {e.line for e in failure.evidence}):
                 continue
             note = rule.unseen_note.format(line=failure.evidence[0].line if failure.evidence else "?")
+        elif rule.alone_keeps and failure is not None and _alone({e.line for e in failure.evidence}, lines):
+            continue  # the failure line pasted alone, its host part of it: the guide's text stands
         else:
             note = rule.note.format(host=where.host, line=where.number)
         if not any(d.cls in rule.classes and d.canonical for d in kept):
