@@ -2,6 +2,7 @@
 text gets no diagnosis, never beside one."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,21 @@ def test_a_lead_with_anything_but_plain_placeholders_is_refused(lead):
            "keywords": ["zz"], "pattern": "zz", "weight": 0.1, "examples": ["zz"], "lead": lead}
     with pytest.raises(SignatureError, match="lead may hold only"):
         parse_signature(raw, "user.toml")
+
+
+@pytest.mark.parametrize("name, signal, check", [
+    ("torchrun-rank-sigbus.log", "SIGBUS", "df -h /dev/shm"),
+    ("torchrun-rank-sigkill.log", "SIGKILL", "dmesg | grep -i -E 'oom|killed process'"),
+])
+def test_a_real_rank_killed_by_a_signal_gets_no_diagnosis_and_the_launchers_lead(name, signal, check):
+    """torchrun's report of the training process itself killed by a signal is no DataLoader
+    worker's failure: no verdict, one note naming the pid, the signal and the check."""
+    path = GLOO_LOG.parent / name
+    pid = re.search(r"local_rank: 0 \(pid: (\d+)\)", path.read_text(encoding="utf-8")).group(1)
+    result = dllogscan.scan(path)
+    assert result.diagnoses == () and result.facts["signalled_pid"] == pid
+    [note] = result.notes
+    assert note.startswith("Line 17: the launcher (torchrun, torch.distributed.elastic) reports")
+    assert f"pid {pid}, was killed by {signal}" in note
+    assert "not a DataLoader worker" in note and check in note
+

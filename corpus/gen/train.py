@@ -64,6 +64,11 @@ def parse_args(argv=None):
                    help="at this step the main process builds a feature map too large for the GPU")
     p.add_argument("--main-error-step", type=int, default=-1,
                    help="validation in the main loop raises ValueError at this global step")
+    p.add_argument("--rank-signal", choices=("kill", "bus"), default=None,
+                   help="the training process itself dies at --rank-signal-step: kill sends it "
+                        "SIGKILL (as the OOM killer does), bus reads a mapped page whose file was "
+                        "truncated (a genuine SIGBUS from the kernel)")
+    p.add_argument("--rank-signal-step", type=int, default=-1)
     p.add_argument("--warnings", action="store_true", help="provoke real harmless warnings")
     p.add_argument("--ddp", action="store_true",
                    help="one rank of a DistributedDataParallel job (run under torchrun; --ddp-backend)")
@@ -96,6 +101,22 @@ def validate(model, step):
     """A validation pass over an (accidentally) empty split, in the main process."""
     preds = [model(torch.zeros(1, 17)).detach().numpy() for _ in range(0)]
     return float(np.stack(preds).mean())
+
+
+def die_by_signal(how: str) -> None:
+    """End this (training) process by a signal, as the OOM killer or a full mapping would."""
+    import mmap
+    import signal
+    import tempfile
+
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    with tempfile.TemporaryFile() as fh:
+        fh.write(b"\0" * mmap.PAGESIZE)
+        fh.flush()
+        page = mmap.mmap(fh.fileno(), mmap.PAGESIZE)
+        fh.truncate(0)  # the mapped page now lies past the end of its file
+        page[0]  # the kernel answers the read with SIGBUS
 
 
 def main(argv=None, collate_fn=None):
@@ -230,6 +251,9 @@ def main(argv=None, collate_fn=None):
             bar.update(1, loss=loss.item())
             if args.log_every and gstep % args.log_every == 0:
                 print(f"step {gstep} loss {loss.item():.4f}", flush=True)
+            if gstep == args.rank_signal_step and args.rank_signal:
+                bar.close()
+                die_by_signal(args.rank_signal)
             if gstep == args.main_error_step:
                 bar.close()
                 print(f"running validation at step {gstep}", flush=True)
