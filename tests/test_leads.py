@@ -94,3 +94,14 @@ def test_a_real_rank_killed_by_a_signal_gets_no_diagnosis_and_the_launchers_lead
     assert f"pid {pid}, was killed by {signal}" in note
     assert "not a DataLoader worker" in note and check in note
 
+
+def test_a_batch_row_carries_the_notes_a_single_scan_gives(tmp_path):
+    """``dllogscan batch``'s JSON objects are the single scan's, plus the batch fields: the
+    notes of a text with no diagnosis (its leads) included."""
+    import json
+
+    path = GLOO_LOG.parent / "torchrun-rank-sigkill.log"
+    out = tmp_path / "rows.jsonl"
+    dllogscan.scan_many([path], out=out, jobs=1)
+    [row] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert row["diagnoses"] == [] and row["notes"] == list(dllogscan.scan(path).notes)
