@@ -90,8 +90,8 @@ def test_a_real_rank_killed_by_a_signal_gets_no_diagnosis_and_the_launchers_lead
     result = dllogscan.scan(path)
     assert result.diagnoses == () and result.facts["signalled_pid"] == pid
     [note] = result.notes
-    assert note.startswith("Line 17: the launcher (torchrun, torch.distributed.elastic) reports")
-    assert f"pid {pid}, was killed by {signal}" in note
+    assert note.startswith("Line 17: the launcher (torchrun, torch.multiprocessing.spawn, DeepSpeed's) reports")
+    assert f"was killed by {signal} (pid {pid})" in note
     assert "not a DataLoader worker" in note and check in note
 
 
