@@ -105,3 +105,24 @@ def test_a_batch_row_carries_the_notes_a_single_scan_gives(tmp_path):
     dllogscan.scan_many([path], out=out, jobs=1)
     [row] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert row["diagnoses"] == [] and row["notes"] == list(dllogscan.scan(path).notes)
+
+
+def test_the_batch_table_and_the_csv_have_the_first_note(tmp_path):
+    """The one-row-per-source table (pandas, CSV, Parquet) keeps the first note in ``note``, read
+    back from JSONL too; so does the single-file CSV."""
+    pytest.importorskip("pandas")
+    import csv
+    import io
+
+    import dllogscan.batch
+    from dllogscan.report import render
+
+    path = GLOO_LOG.parent / "torchrun-rank-sigbus.log"
+    [note] = dllogscan.scan(path).notes
+    df = dllogscan.scan_many([path], jobs=1)
+    assert df.loc[0, "note"] == note and df.loc[0, "class"] is None
+    out = tmp_path / "rows.jsonl"
+    dllogscan.scan_many([path], out=out, jobs=1)
+    assert dllogscan.batch.read_results(out).loc[0, "note"] == note
+    [row] = csv.DictReader(io.StringIO(render([dllogscan.scan(path)], "csv")))
+    assert row["note"] == note and row["class"] == ""

@@ -73,10 +73,11 @@ def read_results(path: str | Path):
                                     tuple(Evidence(e["line"], e["text"], e.get("signature")) for e in d["evidence"]),
                                     tuple(d.get("signatures", ())), d.get("facts", {}), d.get("count", 1),
                                     tuple(Fix(f["rank"], f["title"], f.get("why", ""), tuple(f.get("commands", ())))
-                                          for f in d.get("fixes", ())), d.get("method", "signatures"))
+                                          for f in d.get("fixes", ())), d.get("method", "signatures"),
+                                    tuple(d.get("notes", ())))
                           for d in obj["diagnoses"])
             result = ScanResult(obj["path"], diags, obj["error"], obj.get("lines", 0), obj.get("bytes", 0),
-                                member=obj.get("member"))
+                                member=obj.get("member"), notes=tuple(obj.get("notes", ())))
             meta = {k: obj[k] for k in ("kind", "job", "array_task", "node", "namespace", "pod", "container",
                                         "rank", "first_time", "last_time") if obj.get(k) is not None}
             rows.append(to_row(Record(result, meta)))

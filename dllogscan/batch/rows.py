@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from ..core.models import ScanResult
 from ..core.names import SURROGATE_RE, printable_values
 from .archives import is_link
 from .worker import Record
@@ -13,7 +14,7 @@ from .worker import Record
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
            "rank", "status", "class", "subclass", "confidence", "title", "method", "first_failure_time",
            "first_time", "last_time", "evidence_line", "evidence_text", "cross_file_source", "top_fix",
-           "top_command", "signatures", "diagnoses", "lines", "bytes", "error"]
+           "top_command", "signatures", "diagnoses", "lines", "bytes", "error", "note"]
 RANK_RE = re.compile(r"\[rank ?(\d+)\]", re.I)
 META_KEYS = ("kind", "job", "array_task", "node", "namespace", "pod", "container", "rank",
              "first_time", "last_time")
@@ -28,12 +29,19 @@ def status(record: Record) -> str:
     return "skipped" if err.endswith("not scanned") else "error"
 
 
+def first_note(r: ScanResult) -> str | None:
+    """The one note a table row has room for: the top diagnosis's own (why it was named so, or set
+    aside), else the result's (a lead of a text with no diagnosis, a diagnosis set aside)."""
+    notes = (r.diagnoses[0].notes if r.diagnoses else ()) or r.notes
+    return notes[0] if notes else None
+
+
 def to_row(record: Record) -> dict[str, Any]:
     r, meta = record.result, record.meta
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row.update({k: meta.get(k) for k in META_KEYS})
     row.update(source=r.source, member=r.member, status=status(record), error=r.error,
-               lines=r.lines, bytes=r.bytes_read, diagnoses=len(r.diagnoses))
+               lines=r.lines, bytes=r.bytes_read, diagnoses=len(r.diagnoses), note=first_note(r))
     if r.diagnoses:
         d = r.diagnoses[0]
         ev = d.evidence[0] if d.evidence else None

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ..core.models import ScanResult
 
 COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "count", "evidence_line",
-           "evidence_text", "top_fix", "top_command", "signatures", "error"]
+           "evidence_text", "top_fix", "top_command", "signatures", "error", "note"]
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "'")
@@ -47,7 +47,7 @@ def rows(results: Sequence[ScanResult]) -> list[dict[str, Any]]:
     for r in results:
         base = {"source": r.source, "member": r.member, "error": r.error}
         if not r.diagnoses:
-            out.append({**{c: None for c in COLUMNS}, **base})
+            out.append({**{c: None for c in COLUMNS}, **base, "note": r.notes[0] if r.notes else None})
             continue
         for d in r.diagnoses:
             ev = d.evidence[0] if d.evidence else None
@@ -57,7 +57,7 @@ def rows(results: Sequence[ScanResult]) -> list[dict[str, Any]]:
                 "title": d.title, "count": d.count, "evidence_line": ev.line if ev else None,
                 "evidence_text": ev.text if ev else None, "top_fix": fix.title if fix else None,
                 "top_command": fix.commands[0] if fix and fix.commands else None,
-                "signatures": " ".join(d.signatures),
+                "signatures": " ".join(d.signatures), "note": d.notes[0] if d.notes else None,
             })
     return out
 
