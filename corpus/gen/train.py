@@ -117,6 +117,7 @@ def die_by_signal(how: str) -> None:
         page = mmap.mmap(fh.fileno(), mmap.PAGESIZE)
         fh.truncate(0)  # the mapped page now lies past the end of its file
         page[0]  # the kernel answers the read with SIGBUS
+    raise RuntimeError("reading a mapped page past the end of its file did not raise SIGBUS here")
 
 
 def main(argv=None, collate_fn=None):
