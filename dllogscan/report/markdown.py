@@ -43,6 +43,35 @@ def cell(value: object) -> str:
     return code(text).replace("|", "\\|")
 
 
+#: what makes a word of prose live in markdown: a link or image bracket, an HTML tag, a mention,
+#: emphasis, a table pipe, a backslash escape, a backtick, a URL
+LIVE_WORD_RE = re.compile(r"[\[\]<>@!*_|\\`]|://|www\.", re.IGNORECASE)
+
+
+def _code_spans(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_code): CommonMark's code spans (a run of n backticks closed by
+    the next run of exactly n) and the prose between them; an unclosed run is prose."""
+    out, pos, prose_from = [], 0, 0
+    while (m := BACKTICKS_RE.search(text, pos)) is not None:
+        close = re.compile(rf"(?<!`){m.group()}(?!`)").search(text, m.end())
+        if close is None:
+            pos = m.end()
+            continue
+        out += [(text[prose_from:m.start()], False), (text[m.start():close.end()], True)]
+        pos = prose_from = close.end()
+    return out + [(text[prose_from:], False)]
+
+
+def prose(text: str) -> str:
+    """A note as markdown: its own code spans (commands) kept; any other word that markdown would
+    make live (a link, an image, an HTML tag, a mention, emphasis, a URL, a stray backtick) put in
+    a code span of its own. A note may quote input, a file name or a line's words, and what leaves
+    the tool is pasted into issues."""
+    return "".join(piece if is_code else re.sub(
+        r"\S+", lambda w: code(w.group()) if LIVE_WORD_RE.search(w.group()) else w.group(), piece)
+        for piece, is_code in _code_spans(text))
+
+
 def verdict(r: ScanResult) -> str:
     if not r.diagnoses:
         return "**Verdict:** no DataLoader worker failure found in this input."
@@ -61,7 +90,7 @@ def _diagnosis(d: Diagnosis, rank: int) -> list[str]:
         out += ["Evidence:", ""]
         out += fence([f"{e.line}: {e.text}" for e in d.evidence], "text", "> ")
         out.append("")
-    out += [f"- {n}" for n in d.notes]
+    out += [f"- {prose(n)}" for n in d.notes]
     if d.notes:
         out.append("")
     if d.fixes:
@@ -94,7 +123,7 @@ def to_markdown(results: Sequence[ScanResult]) -> str:
                     "(title, body, comments)._", ""]
         if r.error:
             out += [f"**Could not read it fully:** {code(r.error)}", ""]
-        out += [f"**Note:** {n}" for n in r.notes] + ([""] if r.notes else [])
+        out += [f"**Note:** {prose(n)}" for n in r.notes] + ([""] if r.notes else [])
         for i, d in enumerate(r.diagnoses, start=1):
             out += _diagnosis(d, i)
         out += _next_check(r)

@@ -81,3 +81,48 @@ def test_report_and_md_have_nothing_live(hostile_log, command):
     text = proc.stdout.decode()
     assert "4242" in text
     assert live(text) == [], text
+
+
+def outside_code(markdown: str) -> str:
+    """The text of ``markdown`` outside fenced blocks and code spans."""
+    kept, fenced = [], False
+    for line in markdown.splitlines():
+        if re.match(r"^\s*(?:> )?\s*```", line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            kept += spans(line)
+    return "\n".join(kept)
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("note", [
+    "opening photos/<img/src=x/onerror=alert(1)>[x](http://e.vil)*b*_.jpg (line 2) failed",
+    "host @evil said `ok` then ![i](http://e.vil/i.png) and a`b",
+    "a stray ` backtick, then `` two `` and www.e.vil",
+])
+def test_a_note_quoting_input_has_nothing_live(note):
+    from dllogscan.report.markdown import prose
+
+    out = prose(note)
+    assert live(out) == [] and not re.search(r"<\w|\*\w", outside_code(out)), out
+
+
+def test_a_notes_own_commands_and_words_stay_as_written():
+    from dllogscan.report.markdown import prose
+
+    note = "Line 3: rerun with num_workers=0 (pid 12). Next: `dmesg | grep -i -E 'oom|killed process'` on that node."
+    assert prose(note) == note.replace("num_workers=0", "`num_workers=0`")
+
+
+@pytest.mark.timeout(60)
+def test_md_of_an_errno_24_naming_a_crafted_file_has_nothing_live(tmp_path):
+    path = tmp_path / "job.log"
+    path.write_text("Before training, the script loads the photos into a list\n"
+                    "OSError: [Errno 24] Too many open files: "
+                    "'photos/<img/src=x/onerror=alert(1)>[x](http://e.vil)@evil.jpg'\n", encoding="utf-8")
+    proc = cli(str(path), "-f", "md")
+    no_traceback(proc)
+    text = proc.stdout.decode()
+    assert "open-files limit was hit opening" in text  # the note that quotes the file name
+    assert live(text) == [] and "<img" not in outside_code(text), text
