@@ -154,8 +154,8 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
             continue  # the failure line pasted alone, its host part of it: the guide's text stands
         else:
             note = rule.note.format(host=where.host, line=where.number)
-        if not any(d.cls in rule.classes and d.canonical for d in kept):
-            notes.append(note)  # nothing left to say it: the result carries it
+        if failure is None:
+            notes.append(note)  # no canonical diagnosis left to say it: the result carries it
         kept = [elsewhere(d, rule, note, where) if d.cls in rule.classes and d.canonical else d
                 for d in kept if d.cls not in rule.classes or d.canonical]
     return kept, tuple(notes)
