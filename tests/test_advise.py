@@ -153,6 +153,21 @@ def test_a_full_or_merely_large_dev_shm_keeps_the_usual_advice_above_its_size():
     assert "docker run --shm-size=16g ..." in large.fixes[0].commands
 
 
+def test_a_dev_shm_size_the_report_states_counts_as_one_from_df():
+    # pytorch#26009's shape: a bus error with a /dev/shm the reporter says is huge, and never near full
+    text = "PyTorch 1.1.0 in Docker with --ipc=host, so /dev/shm is 254GB.\n" + BUS_ERROR
+    [d] = dllogscan.scan(text).diagnoses
+    assert (d.cls, d.facts["shm_size"]) == ("A", "254GB")
+    assert any(n.startswith("Ample /dev/shm: 254GB here") for n in d.notes)
+    assert d.fixes[0].title == "Measure /dev/shm where the workers ran, while they ran"
+    assert any("memory-mapped" in f.title for f in d.fixes)  # a truncated or remote mapped file: SIGBUS too
+    # a small one stated in prose keeps the usual advice (raise it), and a target is no size
+    [small] = dllogscan.scan("the pod has 64 MB of /dev/shm\n" + BUS_ERROR).diagnoses
+    assert small.facts["shm_size"] == "64 MB" and small.fixes[0].title.startswith(("Raise /dev/shm", "Give"))
+    [target] = dllogscan.scan("sudo mount -o remount,size=64G /dev/shm\n" + BUS_ERROR).diagnoses
+    assert "shm_size" not in target.facts and not any(n.startswith("Ample") for n in target.notes)
+
+
 def test_docker_shm_size_counts_and_a_demand_estimate_sets_the_bar():
     [d] = dllogscan.scan("docker run --shm-size=64g -it trainer\n" + BUS_ERROR).diagnoses
     assert "Ample" in " ".join(d.notes)
