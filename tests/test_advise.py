@@ -163,7 +163,13 @@ def test_a_dev_shm_size_the_report_states_counts_as_one_from_df():
     assert any("memory-mapped" in f.title for f in d.fixes)  # a truncated or remote mapped file: SIGBUS too
     # a small one stated in prose keeps the usual advice (raise it), and a target is no size
     [small] = dllogscan.scan("the pod has 64 MB of /dev/shm\n" + BUS_ERROR).diagnoses
-    assert small.facts["shm_size"] == "64 MB" and small.fixes[0].title.startswith(("Raise /dev/shm", "Give"))
+    assert small.facts["shm_size"] == "64 MB" and small.fixes[0].title.startswith("Raise /dev/shm")
+    # a worker's bare exit beside a small /dev/shm told in words: checked before the OOM killer, as from df
+    [bare] = dllogscan.scan("our /dev/shm was only 64MB\n"
+                            "RuntimeError: DataLoader worker (pid(s) 1010) exited unexpectedly\n").diagnoses
+    assert (bare.cls, bare.facts["shm_size"]) == ("B", "64MB")
+    assert any(n.startswith("Small /dev/shm: 64MB here") for n in bare.notes)
+    assert bare.fixes[0].title == "Give the workers a larger /dev/shm (64MB shown)"
     [target] = dllogscan.scan("sudo mount -o remount,size=64G /dev/shm\n" + BUS_ERROR).diagnoses
     assert "shm_size" not in target.facts and not any(n.startswith("Ample") for n in target.notes)
 
