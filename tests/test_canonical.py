@@ -98,6 +98,22 @@ def test_a_text_that_shows_no_cause_teaches_class_b_but_no_subclass():
     assert label_shares("E", "hang") == (("E", 1.0),)
 
 
+def test_a_hang_of_slow_worker_start_up_is_taught_apart_and_diagnosed_as_class_e():
+    """The slow start-up of workers is a label of its own to learn (``labels.label_of``), never a
+    class of its own to report: its probability counts as E's, and its verdict is E's "hang"."""
+    from dllogscan.classify.combine import class_probability, own_verdict, top_class
+    from dllogscan.classify.labels import label_of, label_shares, split_label
+
+    assert label_shares("E", "hang", "slow-start") == (("E.slow-start", 1.0),)
+    assert label_of("E", "hang", "lock-fork") == label_of("E", "hang") == "E"
+    assert label_of("B", "oom", "slow-start") == "B.oom" and label_of("F", "main-guard", "slow-start") == "none"
+    pred = {"E": 0.3, "E.slow-start": 0.35, "none": 0.35}
+    assert top_class(pred) == "E" and class_probability(pred, "E") == pytest.approx(0.65)
+    told = [(1, "each epoch starts with a 40 s pause while the DataLoader's 8 workers start")]
+    label = own_verdict(pred, told, 0.5, {"E": 0.6})
+    assert label == "E.slow-start" and split_label(label) == ("E", "hang")
+
+
 @pytest.mark.parametrize("text", [
     EXITED,
     "Traceback (most recent call last):\n  File \"train.py\", line 42, in <module>\n"

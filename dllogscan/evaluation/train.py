@@ -156,14 +156,15 @@ def train_items(items: Sequence[Item], with_lexicon: bool = True, calibrate: boo
 
     items = trainable(items)
     texts = [item_text(i) for i in items]
-    labels = [label_of(i.label, i.subclass) for i in items]
+    labels = [label_of(i.label, i.subclass, i.e_cause) for i in items]
     # the training rows: each item's labels with their shares (``label_shares``), then the lexicon;
     # owner: the item a row comes from, -1 for the lexicon (always trained on). A second row per
     # thread of its prose lines alone was measured and not kept: README, "Another writer's voice"
     # Each thread weighted by 1/sqrt(n) or 1/n of its repository's n threads (session 47, grouped CV,
     # combined, against 0.817 / 0.626 / 6.3 % unweighted): 0.820 / 0.634 / 6.4 % and 0.819 / 0.632 /
     # 6.3 % (near misses 6.0 % -> 7.5 %); within the folds' noise, not kept
-    rows = [(j, label, share) for j, i in enumerate(items) for label, share in label_shares(i.label, i.subclass)]
+    rows = [(j, label, share) for j, i in enumerate(items)
+            for label, share in label_shares(i.label, i.subclass, i.e_cause)]
     lexicon = lexicon_rows() if with_lexicon else []
     row_texts = [texts[j] for j, _, _ in rows] + [text for text, _, _ in lexicon]
     row_labels = [label for _, label, _ in rows] + [label for _, label, _ in lexicon]
