@@ -9,7 +9,7 @@ LABELS = ("A", "B.oom", "B.getitem", "B.crash", "C", "D", "E", "E.slow-start", "
 B_CAUSES = ("oom", "getitem", "crash")
 #: the subclass a classifier-only diagnosis reports for each label
 SUBCLASS = {"A": "shm", "B.oom": "oom", "B.getitem": "getitem", "B.crash": "crash",
-            "C": "fd-exhaustion", "D": "cuda-in-forked-worker", "E": "hang", "E.slow-start": "hang",
+            "C": "fd-exhaustion", "D": "cuda-in-forked-worker", "E": "hang", "E.slow-start": "slow-start",
             "none": None}
 TITLE = {
     "A": "Shared memory (/dev/shm) too small for the batches in flight",
@@ -19,7 +19,7 @@ TITLE = {
     "C": "File descriptors exhausted by tensors shared between processes",
     "D": "CUDA used inside a forked DataLoader worker",
     "E": "The data pipeline hangs or stalls with no error",
-    "E.slow-start": "The data pipeline hangs or stalls with no error",
+    "E.slow-start": "Slow worker start-up: every epoch waits while the DataLoader starts its workers again",
 }
 #: the cause of a hang (a thread's ``e_cause``) taught as a label of its own (see ``label_of``)
 E_APART = "slow-start"
@@ -42,8 +42,9 @@ def label_of(cls: str, subclass: str | None, e_cause: str | None = None) -> str:
     fork-inherited handles apart as well: 0.819 / 0.651 / 6.3 % and that near miss plus another;
     the locks alone apart: 0.817 / 0.640 / 6.6 %; the look-alikes whose subclass is another
     program's hang (NCCL timeouts, slow loaders) as a none label of their own: 0.817 / 0.632 / 6.2 %,
-    near misses 5 of 67. A diagnosis from either label is E's "hang": the
-    classifier does not name the cause."""
+    near misses 5 of 67. A verdict from ``E.slow-start`` names its cause, slow-start (the slow-start
+    fixes first): no verdict changes, and on the same draw E's cause is named right 73 -> 80 times of
+    139 hangs whose cause the corpus records (slow-start 29 -> 36 of 39), wrong 17 -> 19."""
     if cls not in field_guide_letters():
         return "none"
     if cls == "B":
