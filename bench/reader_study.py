@@ -17,6 +17,11 @@ Figures are reweighted to the corpus's class shares (each sampled thread stands 
 its class), so precision and macro-F1 are those of the whole corpus, not of the stratified sample.
 Two readings: the reader's label as given, and "abstain when unsure" (an unsure label counts as
 ``none``), the two ends of a reader's trade between recall and false alarms.
+
+A second draw (session 49, ``--study bench/reader_study/readers-s49.jsonl``): 280 threads of the
+corpus with batch 24 (A 40, B 40, C 40, D 40, E 60, none 60, unambiguous only, seed 4949; 42 of them
+also in the first draw), read by four other helpers given the field guide and the labelling rules
+of ``corpus/threads/README.md`` (a reader's "sure" there: the text alone decides the class).
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from dllogscan.evaluation.corpus import load_items  # noqa: E402
 
 STUDY = ROOT / "bench" / "reader_study" / "readers.jsonl"
+SECOND = ROOT / "bench" / "reader_study" / "readers-s49.jsonl"
 CLASSES = ("A", "B", "C", "D", "E")
 ROWS = CLASSES + ("none",)
 
@@ -74,7 +80,7 @@ def cv_verdicts(stems: set[str]) -> dict[str, str]:
     from dllogscan.evaluation import evaluate as ev
 
     got: dict[str, str] = {}
-    original = ev.predict
+    original = ev.predict_with_subclass  # what the evaluation's loop calls for each item
 
     def recording(item, system, model):
         out = original(item, system, model)
@@ -82,19 +88,23 @@ def cv_verdicts(stems: set[str]) -> dict[str, str]:
             got[item.path.name[:-3]] = out[0]
         return out
 
-    ev.predict = recording
+    ev.predict_with_subclass = recording
     try:
         ev.evaluate(systems=("combined",))
     finally:
-        ev.predict = original
+        ev.predict_with_subclass = original
+    missing = stems - set(got)
+    if missing:
+        raise RuntimeError(f"the evaluation scored {len(missing)} of the study's threads nowhere: {sorted(missing)[:3]}")
     return got
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--with-cv", action="store_true", help="also score dllogscan's out-of-fold verdicts")
+    parser.add_argument("--study", type=Path, default=STUDY, help=f"the readers' rows (default {STUDY.relative_to(ROOT)})")
     args = parser.parse_args(argv)
-    study = load_study()
+    study = load_study(args.study)
     truth = truths()
     missing = [r["stem"] for r in study if r["stem"] not in truth]
     if missing:

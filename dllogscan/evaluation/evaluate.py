@@ -77,12 +77,13 @@ KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "n
 #: Session 49 moved the near-miss floor from 6 % to 7.5 % when batch 24 joined (175 threads, 167
 #: unambiguous, 140 of them look-alikes; before joining, with the model of session 48: B 7 of 15, E 6
 #: of 10, D 1 of 2, 7 false alarms on 140). The retrain's thresholds moved (B 0.75 -> 0.70 in the
-#: shipped model, and so in the folds) and one more written near miss, a feature request that quotes
+#: shipped model; each fold chooses its own) and one more written near miss, a feature request that quotes
 #: the re-raised `Caught ValueError in DataLoader worker process 2` line, is called B: 5 of 67, on two
 #: draws of the folds (salts "" and "s48"); a 2.5 % budget instead of 3 % left it called (and took
 #: macro-F1 to 0.811). The threads' level is 0.814 / 0.647 (D; E 0.654) / 6.9 %; on the 3523 threads
 #: there before, recall rose for B, C and E (B 543 -> 549, C 93 -> 95, hangs 339 -> 343; A 157 -> 156,
-#: D 101 either way) and false alarms went 119 -> 132 of 1879: the thresholds spend the budget.
+#: D 101 either way) and false alarms went 119 -> 132 of 1879: the thresholds spend the budget. The
+#: macro-F1 floor is met with 0.004 to spare (the "s48" draw: 0.811), about one sd of the draws.
 THRESHOLDS = {"threads_macro_f1": 0.81, "threads_min_recall": 0.62, "threads_false_alarms": 0.08,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.075}
