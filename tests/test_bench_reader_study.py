@@ -13,20 +13,13 @@ study = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(study)
 
 
-def test_every_row_is_a_scored_thread_read_once():
-    rows = study.load_study()
+@pytest.mark.parametrize("path, size, readers", [(study.STUDY, 300, {1, 2, 3}), (study.SECOND, 280, {4, 5, 6, 7})])
+def test_every_row_is_a_scored_thread_read_once(path, size, readers):
+    rows = study.load_study(path)
     truth = study.truths()
-    assert len(rows) == 300 and len({r["stem"] for r in rows}) == 300
+    assert len(rows) == size and len({r["stem"] for r in rows}) == size
     assert all(r["stem"] in truth for r in rows)
-    assert {r["label"] for r in rows} <= set(study.ROWS) and {r["reader"] for r in rows} == {1, 2, 3}
-
-
-def test_second_draw_rows_are_scored_threads_read_once():
-    rows = study.load_study(study.SECOND)
-    truth = study.truths()
-    assert len(rows) == 280 and len({r["stem"] for r in rows}) == 280
-    assert all(r["stem"] in truth for r in rows)
-    assert {r["label"] for r in rows} <= set(study.ROWS) and {r["reader"] for r in rows} == {4, 5, 6, 7}
+    assert {r["label"] for r in rows} <= set(study.ROWS) and {r["reader"] for r in rows} == readers
 
 
 def test_cv_verdicts_hook_what_the_evaluation_calls(monkeypatch):
