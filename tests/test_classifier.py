@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -232,6 +233,37 @@ def test_light_model_gives_scikit_learns_numbers():
     assert fast.predict([""])[0] == pytest.approx(reference.predict([""])[0], rel=1e-12)
 
 
+@pytest.mark.parametrize("analyzer, ngrams", [("char", (3, 5)), ("char", (1, 3)), ("char_wb", (2, 5))])
+def test_light_model_follows_either_character_analyzer(monkeypatch, tmp_path, analyzer, ngrams):
+    """Whichever character analyzer ``VECTORIZERS`` names (n-grams across word boundaries or
+    inside padded words), ``classify.light`` makes scikit-learn's n-grams in its order and, from a
+    model fitted that way, its logits to the bit: n-grams inside a line and across line breaks,
+    short lines, repeated lines, from its line cache and after it empties."""
+    from dllogscan.classify import light
+
+    monkeypatch.setitem(text_model.VECTORIZERS, "char",
+                        dict(text_model.VECTORIZERS["char"], analyzer=analyzer, ngram_range=ngrams))
+    monkeypatch.setattr(light, "CHAR_ANALYZER", analyzer)
+    monkeypatch.setattr(light, "CHAR_N", ngrams)
+    monkeypatch.setattr(light, "LINE_CACHE_PAIRS", 40)  # the line cache fills and empties on the way
+    probes = ["RuntimeError: DataLoader worker (pid 12) is killed by signal: Bus error.",
+              "it hangs\n\n   at  epoch 3\tforever", "ab", "", "a\nb c", "a\nb\nc\nde\nfgh\n ij \nk\n",
+              "\n\nx\n", "bus\nerror\nbus\nerror\nworker killed\nworker killed"]
+    sklearn_grams = text_model._vectorizer("char").build_analyzer()
+    for text in probes:
+        assert light.char_features(text) == sklearn_grams(text), text
+    every = {gram: i for i, gram in enumerate(sorted({g for t in probes for g in sklearn_grams(t)}))}
+    counter = light.LightModel.from_doc(json.loads(gzip.open(text_model.SHIPPED, "rt").read()))
+    for text in probes * 2:  # every n-gram in the vocabulary: each counted once, cached or not
+        assert counter._counts("char", every, text_model.preprocess(text)) == Counter(map(every.get, sklearn_grams(text)))
+    m = text_model.fit(TEXTS * 2, LABELS * 2)
+    path = tmp_path / "m.json.gz"
+    text_model.export(m, path, {})
+    fast, reference = light.LightModel.from_doc(json.loads(gzip.open(path, "rt").read())), text_model.load(path)
+    for text in (probes + TEXTS) * 2:  # the second time from the caches
+        assert fast.logits(text) == list(map(float, reference.logits(reference.features([text]))[0])), text
+
+
 def test_softmax_sum_is_numpys_pairwise_sum():
     """The softmax divides by the sum NumPy's ``sum`` makes (its order of additions), for any
     number of classes."""
@@ -282,7 +314,7 @@ def test_a_suspected_subclass_takes_the_classifiers_when_it_is_sure():
 
 def test_a_text_with_no_error_word_carries_the_marker_in_both_analyzers():
     """Prose with no failure output ("it freezes at 0 %") is told apart by one marker token;
-    light.py sees the same token (word and char_wb analyzers) as scikit-learn."""
+    light.py sees the same token (word and character analyzers) as scikit-learn."""
     from dllogscan.classify import light
 
     prose = "Training freezes at epoch 3, GPU at 0 %, nothing printed"

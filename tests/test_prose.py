@@ -156,7 +156,7 @@ class _Words:
 def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     """The field guide's isolation step, taken by the reporter: neither the classifier alone nor
     the hang sentence gives class E, and a note says why; told in two sentences it is no such step."""
-    from dllogscan.classify.combine import combine, hangs_ruled_out
+    from dllogscan.classify.combine import combine, words_ruled_out
 
     hang = (1, "Training with the DataLoader and num_workers=8 freezes at epoch 3, GPUs idle.")
     ruled = (2, "With num_workers=0 the training still freezes at the same point.")
@@ -164,7 +164,7 @@ def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     sure, unsure = {"E": 0.9, "none": 0.1}, {"E": 0.45, "none": 0.55}
 
     def verdict(pred, lines):
-        return hangs_ruled_out(combine([], pred, lines, _Words(), 0.5), lines)
+        return words_ruled_out(combine([], pred, lines, _Words(), 0.5), lines)
 
     assert [d.method for d in verdict(sure, [hang])[0]] == ["classifier"]
     assert [d.method for d in verdict(unsure, [hang])[0]] == ["prose+classifier"]
@@ -174,24 +174,54 @@ def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
     assert [d.cls for d in verdict(sure, [hang, apart])[0]] == ["E"]
 
 
-@pytest.mark.parametrize("rule", RULED_OUT, ids=[r.id for r in RULED_OUT])
-def test_every_ruled_out_sentence_sets_a_hang_from_words_aside_with_its_note(rule):
-    from dllogscan.classify.combine import combine, hangs_ruled_out
+#: per class of a ``[[ruled_out]]`` rule, a line whose words alone give that class
+SAYS_CLASS = {"E": "Training with the DataLoader and num_workers=8 freezes at epoch 3.",
+              "A": "The DataLoader with num_workers=8 fails when the disk fills up after epoch 3."}
+KIND = {"E": "A hang"}
 
-    lines = [(1, "Training with the DataLoader and num_workers=8 freezes at epoch 3."), (2, rule.examples[0])]
-    for pred in ({"E": 0.9, "none": 0.1}, {"E": 0.45, "none": 0.55}):
-        kept, notes = hangs_ruled_out(combine([], pred, lines, _Words(), 0.5), lines)
-        assert kept == [] and notes == ("A hang (class E) read from the words alone was set aside: "
-                                        + rule.note.replace("{line}", "2"),)
+
+@pytest.mark.parametrize("rule", RULED_OUT, ids=[r.id for r in RULED_OUT])
+def test_every_ruled_out_sentence_sets_its_class_from_words_aside_with_its_note(rule):
+    from dllogscan.classify.combine import combine, words_ruled_out
+
+    lines = [(1, SAYS_CLASS[rule.cls]), (2, rule.examples[0])]
+    preds = [{rule.cls: 0.9, "none": 0.1}]  # the classifier alone
+    if rule.cls == "E":
+        preds.append({rule.cls: 0.45, "none": 0.55})  # the hang sentence, which the classifier backs
+    for pred in preds:
+        merged = combine([], pred, lines, _Words(), 0.5)
+        assert [d.cls for d in merged] == [rule.cls]
+        kept, notes = words_ruled_out(merged, lines)
+        assert kept == [] and notes == (f"{KIND.get(rule.cls, 'A diagnosis')} (class {rule.cls}) read from the "
+                                        "words alone was set aside: " + rule.note.replace("{line}", "2"),)
+
+
+def test_a_full_disk_elsewhere_sets_aside_shared_memory_from_words_not_from_a_signature():
+    """An ENOSPC naming a checkpoint rules out class A read from the words alone; the shared-memory
+    signature's own text keeps its verdict, and a hang from words stays (another class's rule)."""
+    import dllogscan
+    from dllogscan.classify.combine import combine, words_ruled_out
+
+    disk = (2, "OSError: [Errno 28] No space left on device: '/home/me/out/ckpt_epoch12.pth'")
+    lines = [(1, SAYS_CLASS["A"]), disk]
+    kept, notes = words_ruled_out(combine([], {"A": 0.9, "none": 0.1}, lines, _Words(), 0.5), lines)
+    assert kept == [] and len(notes) == 1 and "line 2" in notes[0] and "class A" in notes[0]
+    hang = [(1, SAYS_CLASS["E"]), disk]
+    kept, notes = words_ruled_out(combine([], {"E": 0.9, "none": 0.1}, hang, _Words(), 0.5), hang)
+    assert [d.cls for d in kept] == ["E"] and notes == ()
+    shm = "\n".join(["RuntimeError: DataLoader worker (pid 12) is killed by signal: Bus error.",
+                     "OSError: [Errno 28] No space left on device: '/home/me/out/ckpt_epoch12.pth'"])
+    result = dllogscan.scan_text(shm)
+    assert result.diagnoses[0].cls == "A" and result.diagnoses[0].method != "classifier"
 
 
 def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
     import dllogscan
-    from dllogscan.classify.combine import combine, hangs_ruled_out
+    from dllogscan.classify.combine import combine, words_ruled_out
 
     ruled = (2, "With num_workers=0 the same error appears; num_workers=0 does not help either.")
     killed = [(1, "The DataLoader worker is killed after a while."), ruled]
-    kept, notes = hangs_ruled_out(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
+    kept, notes = words_ruled_out(combine([], {"B.oom": 0.9, "none": 0.1}, killed, _Words(), 0.5), killed)
     assert [d.cls for d in kept] == ["B"] and notes == ()
     # a weak signature hang, weighed by the classifier, is a failure text's verdict: it stays
     from dllogscan.core.models import Diagnosis
@@ -199,7 +229,7 @@ def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
     lines = [(1, "Training hangs at epoch 2; with num_workers=0 it still hangs.")]
     merged = combine([weak], {"E": 0.9, "none": 0.1}, lines, _Words(), 0.5)
     assert [d.method for d in merged] == ["signatures+classifier"]
-    assert hangs_ruled_out(merged, lines) == (merged, ())
+    assert words_ruled_out(merged, lines) == (merged, ())
     interrupted = "\n".join([
         "Training hangs at epoch 2; with num_workers=0 it still hangs.",
         "^CTraceback (most recent call last):",

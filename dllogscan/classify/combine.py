@@ -46,12 +46,13 @@ that probability. One monotone map for all of them keeps their order, so it chan
 it never takes one below ``min_confidence``. (Grouped CV of corpus/threads: a map per method
 calibrated a little better but re-ranked a prose verdict above a better classifier one.)
 
-After combine(), the pipeline sets aside a hang (class E) that only words vouch for — the
-classifier alone or a prose sentence — where a sentence of the text rules out a hang of the workers,
-with a note saying so (``hangs_ruled_out``; the sentences: ``[[ruled_out]]`` in
-``data/prose.toml``): the field guide's isolation step, taken ("with num_workers=0 it still
-freezes", "setting the workers to 0 did not help": the workers were never the issue). A signature's
-hang text stays. The thresholds are chosen as if this step were not there: counted in their search,
+After combine(), the pipeline sets aside a verdict that only words vouch for — the classifier
+alone or a prose sentence — where a sentence of the text rules out its class, with a note saying so
+(``words_ruled_out``; the sentences: ``[[ruled_out]]`` in ``data/prose.toml``). Shared memory (A)
+is ruled out by an ENOSPC that names a file elsewhere (a checkpoint, a cache); a hang of the workers
+(E) by the field guide's isolation step, taken ("with num_workers=0 it still freezes", "setting the
+workers to 0 did not help": the workers were never the issue), among others. A signature's verdict
+stays. The thresholds are chosen as if this step were not there: counted in their search,
 the three look-alikes the isolation step sets aside in corpus/threads freed budget that the search
 spent on B's threshold (grouped CV: 5 more look-alikes called B, 1 E thread lost).
 """
@@ -260,27 +261,36 @@ def blocked_classes(texts) -> frozenset[str]:
     return frozenset() if speaks_of_loader(list(texts)) else NEEDS_LOADER_CONTEXT
 
 
-def hang_from_words(d: Diagnosis) -> bool:
-    """Whether ``d`` is a hang that only words vouch for: the classifier alone or a prose sentence."""
-    return d.cls in NEEDS_LOADER_CONTEXT and d.method in WORDS_ONLY
-
-
-def hangs_ruled_out(diagnoses: Sequence[Diagnosis],
+def words_ruled_out(diagnoses: Sequence[Diagnosis],
                     lines: Sequence[tuple[int, str]]) -> tuple[list[Diagnosis], tuple[str, ...]]:
-    """The diagnoses less the hangs that only words vouch for (the classifier alone, a prose
-    sentence) where a sentence of the text rules out a hang of the workers (``[[ruled_out]]`` in
-    ``data/prose.toml``: see the rules above); and the note of each set aside."""
-    words_only = [d for d in diagnoses if hang_from_words(d)]
-    if not words_only:
-        return list(diagnoses), ()
-    from .prose import first_ruled_out
+    """The diagnoses less those only words vouch for (the classifier alone, a prose sentence)
+    where a sentence of the text rules their class out (``[[ruled_out]]`` in ``data/prose.toml``:
+    a hang of the workers, see the rules above; shared memory where the full disk is another);
+    and the note of each set aside."""
+    from .prose import first_ruled_out, ruled_out_classes
 
-    if (found := first_ruled_out(lines)) is None:
-        return list(diagnoses), ()
-    rule, told = found
-    note = rule.note.replace("{line}", str(told[0]))
-    notes = tuple(f"A hang (class {d.cls}) read from the words alone was set aside: {note}" for d in words_only)
-    return [d for d in diagnoses if d not in words_only], notes
+    classes = ruled_out_classes()
+    kept, notes = list(diagnoses), []
+    for d in diagnoses:
+        if d.method not in WORDS_ONLY or d.cls not in classes:
+            continue
+        if (found := first_ruled_out(lines, d.cls)) is None:
+            continue
+        rule, told = found
+        kind = "A hang" if d.cls == "E" else "A diagnosis"
+        notes.append(f"{kind} (class {d.cls}) read from the words alone was set aside: "
+                     + rule.note.replace("{line}", str(told[0])))
+        kept.remove(d)
+    return kept, tuple(notes)
+
+
+def from_words_alone(diagnoses: Sequence[Diagnosis]) -> bool:
+    """Whether one of ``diagnoses`` only words vouch for, of a class a ``[[ruled_out]]`` sentence
+    may set aside (``words_ruled_out`` reads the text again only then)."""
+    from .prose import ruled_out_classes
+
+    classes = ruled_out_classes()
+    return any(d.method in WORDS_ONLY and d.cls in classes for d in diagnoses)
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:

@@ -3,11 +3,11 @@
 it pays a few milliseconds for it.
 
 The exported parameters (``model.export``) are applied in the order scikit-learn applies them:
-the word and ``char_wb`` analyzers of ``TfidfVectorizer`` (the shipped preprocessor, the token
-pattern, n-grams), counts over the fixed vocabulary in column order, ``log(tf) + 1``, the idf
-weights, the l2 norm of each block, the concept features (``concepts.py``, the same code), the
-dot product with the coefficients accumulated column by column from zero as a CSR product does,
-plus the intercepts: the same logits, to the bit. Then the calibration (temperature and biases,
+the word and character analyzers of ``TfidfVectorizer`` (the shipped preprocessor, the token
+pattern, n-grams; ``char`` or ``char_wb``, whichever ``model.VECTORIZERS`` names), counts over
+the fixed vocabulary in column order, ``log(tf) + 1``, the idf weights, the l2 norm of each
+block, the concept features (``concepts.py``, the same code), the dot product with the
+coefficients accumulated column by column from zero as a CSR product does, plus the intercepts: the same logits, to the bit. Then the calibration (temperature and biases,
 ``calibrate.py``) and the softmax, its sum in NumPy's pairwise order. The exponential is the C
 library's (``math.exp``), which may differ from NumPy's vectorised one in the last bit:
 probabilities agree with scikit-learn's to 1e-12, not to the bit (``tests/test_classifier.py``
@@ -40,7 +40,11 @@ WHITE_SPACES = re.compile(r"\s\s+")
 TOKENS = re.compile(VECTORIZERS["word"]["token_pattern"])
 WORD_N = VECTORIZERS["word"]["ngram_range"]
 CHAR_N = VECTORIZERS["char"]["ngram_range"]
+#: ``char``: n-grams across word boundaries; ``char_wb``: inside words padded with spaces
+CHAR_ANALYZER = VECTORIZERS["char"]["analyzer"]
 WORD_CACHE = 200_000
+#: the line cache is emptied past this many (column, count) pairs (~20 MB)
+LINE_CACHE_PAIRS = 200_000
 BLOCKS = ("word", "char")
 #: bump when the cached form changes
 CACHE_FORMAT = b"3"
@@ -91,8 +95,22 @@ def word_grams(word: str) -> list[str]:
     return out
 
 
+def text_grams(clean: str) -> list[str]:
+    """``char`` n-grams of a text already preprocessed: every n-gram of the text with its runs of
+    white space made one space, across word boundaries, shortest first."""
+    text = WHITE_SPACES.sub(" ", clean)
+    size = len(text)
+    low, high = CHAR_N
+    out: list[str] = list(text) if low == 1 else []
+    for n in range(max(low, 2), min(high, size) + 1):
+        out += [text[i: i + n] for i in range(size - n + 1)]
+    return out
+
+
 def char_features(text: str) -> list[str]:
-    """``char_wb`` n-grams of ``text``: inside words padded with one space each side."""
+    """The character block's n-grams of ``text``, in scikit-learn's order."""
+    if CHAR_ANALYZER == "char":
+        return text_grams(preprocess(text))
     return [gram for word in char_words(text) for gram in word_grams(word)]
 
 
@@ -145,6 +163,8 @@ class LightModel:
         self.thresholds: dict[str, float] = dict(params["thresholds"])
         self.verdict_scaling: tuple[float, float] | None = scaling_pair(params.get("verdict_scaling"))
         self._word_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # a word's char n-gram columns, counted
+        self._line_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # the same of a line, for ``char``
+        self._line_pairs = 0  # (column, count) pairs the line cache holds
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "LightModel":
@@ -196,10 +216,12 @@ class LightModel:
 
     def _counts(self, block: str, vocabulary: dict[str, int], clean: str) -> dict[int, int]:
         """How often each vocabulary column of ``block`` occurs in ``clean`` (a preprocessed
-        text). Character n-grams are counted per distinct word, times the word's count: a word's
+        text). ``char_wb`` n-grams are counted per distinct word, times the word's count: a word's
         columns are looked up once (log lines repeat their words)."""
         if block == "word":
             return Counter(i for i in map(vocabulary.get, word_tokens(clean)) if i is not None)
+        if CHAR_ANALYZER == "char":
+            return self._text_gram_counts(vocabulary, clean)
         cache = self._word_columns
         if len(cache) > WORD_CACHE:
             cache.clear()
@@ -212,6 +234,41 @@ class LightModel:
                 found = cache[word] = tuple(grams.items())
             for column, n in found:
                 counts[column] = get(column, 0) + n * times
+        return counts
+
+    def _text_gram_counts(self, vocabulary: dict[str, int], clean: str) -> dict[int, int]:
+        """``char`` n-gram counts: those inside a line counted per distinct line, its columns
+        looked up once while the cache holds them (log lines repeat, within a log and across the
+        logs of a batch), then those that span a line break, each at the first break it spans."""
+        text = WHITE_SPACES.sub(" ", clean)
+        size, (low, high) = len(text), CHAR_N
+        cache, look = self._line_columns, vocabulary.get
+        counts: dict[int, int] = {}
+        get = counts.get
+        for line, times in Counter(text.split("\n")).items():
+            found = cache.get(line)
+            if found is None:
+                grams: Counter = Counter()
+                cut, width = line.__getitem__, len(line)
+                for n in range(low, min(high, width) + 1):  # cut, looked up and counted by C loops
+                    grams.update(map(look, map(cut, map(slice, range(width - n + 1), range(n, width + 1)))))
+                grams.pop(None, None)
+                found = tuple(grams.items())
+                if self._line_pairs > LINE_CACHE_PAIRS:
+                    cache.clear()
+                    self._line_pairs = 0
+                cache[line] = found
+                self._line_pairs += len(found) + 1
+            for column, n in found:
+                counts[column] = get(column, 0) + n * times
+        previous, brk = -1, text.find("\n")
+        while brk != -1:
+            for n in range(low, min(high, size) + 1):
+                for i in range(max(previous + 1, brk - n + 1), min(brk, size - n) + 1):
+                    column = look(text[i: i + n])
+                    if column is not None:
+                        counts[column] = get(column, 0) + 1
+            previous, brk = brk, text.find("\n", brk + 1)
         return counts
 
     def logits(self, text: str) -> list[float]:

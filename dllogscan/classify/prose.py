@@ -1,6 +1,7 @@
 """Failures told in prose: one sentence saying the loader or its workers hang, were killed, ran out
 of memory or crashed (data: ``dllogscan/data/prose.toml``; weighed in ``combine.py``); and the
-sentences that rule a hang of the workers out (``ruled_out``, applied by ``combine.hangs_ruled_out``)."""
+sentences that rule out a diagnosis read from words alone (``ruled_out``: mostly a hang of the workers;
+applied by ``combine.words_ruled_out``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,8 +85,9 @@ def unsure_hang_note(path: Path = DATA) -> str:
 
 @dataclass(frozen=True)
 class RuledOut:
-    """A sentence that rules out a hang of the loader's workers (``[[ruled_out]]`` in the data
-    file): every pattern of ``sentence`` in one sentence, and no ``unless``."""
+    """A sentence that rules out a diagnosis of class ``cls`` read from words alone (``[[ruled_out]]``
+    in the data file; ``class``, E unless given: a hang of the loader's workers): every pattern of
+    ``sentence`` in one sentence, and no ``unless``."""
 
     id: str
     sentence_patterns: tuple["regex.Pattern[str]", ...]
@@ -94,6 +96,7 @@ class RuledOut:
     note: str
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
+    cls: str = "E"
 
     def _says(self, sentence: str) -> bool:
         return (all(p.search(sentence) for p in self.sentence_patterns)
@@ -110,29 +113,38 @@ class RuledOut:
 
 
 RULED_OUT_FIELDS = {"id", "sentence", "note", "examples", "counter_examples"}
+RULED_OUT_CLASSES = frozenset("ABCDE")
 
 
 @lru_cache(maxsize=2)
 def ruled_out(path: Path = DATA) -> tuple[RuledOut, ...]:
-    """The sentences that rule out a hang of the workers (``[[ruled_out]]`` in the data file)."""
+    """The sentences that rule out a diagnosis read from words alone (``[[ruled_out]]`` in the data file)."""
     out = []
     for i, raw in enumerate(_document(path).get("ruled_out", []), start=1):
         where = f"ruled_out #{i}"
-        if (not isinstance(raw, dict) or not RULED_OUT_FIELDS <= set(raw) <= RULED_OUT_FIELDS | {"unless"}
-                or not isinstance(raw["sentence"], list) or not raw["sentence"] or "{line}" not in raw["note"]):
+        if (not isinstance(raw, dict) or not RULED_OUT_FIELDS <= set(raw) <= RULED_OUT_FIELDS | {"unless", "class"}
+                or not isinstance(raw["sentence"], list) or not raw["sentence"] or "{line}" not in raw["note"]
+                or raw.get("class", "E") not in RULED_OUT_CLASSES):
             raise SignatureError(f"{path}: {where} needs exactly {', '.join(sorted(RULED_OUT_FIELDS))} (and may "
-                                 "have unless), a list of patterns in `sentence` and {line} in `note`")
+                                 "have unless, and class: one of A-E), a list of patterns in `sentence` and {line} "
+                                 "in `note`")
         patterns = tuple(data_pattern(path, f"{where} sentence", p) for p in raw["sentence"])
         unless = data_pattern(path, f"{where} unless", raw["unless"]) if raw.get("unless") else None
         out.append(RuledOut(raw["id"], patterns, unless, raw["note"], tuple(raw["examples"]),
-                            tuple(raw["counter_examples"])))
+                            tuple(raw["counter_examples"]), raw.get("class", "E")))
     return tuple(out)
 
 
-def first_ruled_out(lines: Sequence[tuple[int, str]]) -> tuple[RuledOut, tuple[int, str]] | None:
-    """The first ``[[ruled_out]]`` rule one of these lines holds a sentence of, with that line."""
+def ruled_out_classes() -> frozenset[str]:
+    """The classes some ``[[ruled_out]]`` sentence may set aside."""
+    return frozenset(rule.cls for rule in ruled_out())
+
+
+def first_ruled_out(lines: Sequence[tuple[int, str]], cls: str = "E") -> tuple[RuledOut, tuple[int, str]] | None:
+    """The first ``[[ruled_out]]`` rule of class ``cls`` one of these lines holds a sentence of,
+    with that line."""
     for rule in ruled_out():
-        if (told := rule.sentence(lines)) is not None:
+        if rule.cls == cls and (told := rule.sentence(lines)) is not None:
             return rule, told
     return None
 

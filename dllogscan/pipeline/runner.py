@@ -123,8 +123,8 @@ def assess(out: ScanOutput, scanner: Scanner) -> tuple[list[Diagnosis], dict[str
 def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
            classifier: str = "auto", model=None) -> tuple[list[Diagnosis], tuple[str, ...]]:
     """The verdict from ``assess``'s diagnoses: those at ``min_confidence``, merged with the
-    classifier's view where it is consulted (see ``run``), less a hang from words alone that the
-    text itself rules out (``combine.hangs_ruled_out``) and those another program's; and the notes
+    classifier's view where it is consulted (see ``run``), less a verdict from words alone that the
+    text itself rules out (``combine.words_ruled_out``) and those another program's; and the notes
     of those set aside."""
     diagnoses = [d for d in weak if d.confidence >= min_confidence]
     ruled_out: tuple[str, ...] = ()
@@ -132,21 +132,21 @@ def decide(weak: list[Diagnosis], out: ScanOutput, min_confidence: float = DEFAU
         consulted = _with_classifier(weak, out, min_confidence, model)
         if consulted is not None:
             merged, unsure = consulted
-            diagnoses, ruled_out = _hangs_ruled_out(merged, out)
+            diagnoses, ruled_out = _words_ruled_out(merged, out)
             ruled_out += unsure
     diagnoses, notes = _in_scope(diagnoses, out)
     return diagnoses, ruled_out + notes
 
 
-def _hangs_ruled_out(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
-    """Less a hang only words vouch for where the text itself rules it out
-    (``combine.hangs_ruled_out``), with the note of each set aside."""
-    from ..classify.combine import hang_from_words, hangs_ruled_out
+def _words_ruled_out(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[Diagnosis], tuple[str, ...]]:
+    """Less a verdict only words vouch for where the text itself rules it out
+    (``combine.words_ruled_out``), with the note of each set aside."""
+    from ..classify.combine import from_words_alone, words_ruled_out
     from ..classify.digest import digest_lines
 
-    if not any(hang_from_words(d) for d in diagnoses):  # the text is read again only for such a hang
+    if not from_words_alone(diagnoses):  # the text is read again only for such a verdict
         return diagnoses, ()
-    return hangs_ruled_out(diagnoses, digest_lines(out))
+    return words_ruled_out(diagnoses, digest_lines(out))
 
 
 def _in_scope(diagnoses, out: ScanOutput):
