@@ -245,7 +245,7 @@ def test_light_model_follows_either_character_analyzer(monkeypatch, tmp_path, an
                         dict(text_model.VECTORIZERS["char"], analyzer=analyzer, ngram_range=ngrams))
     monkeypatch.setattr(light, "CHAR_ANALYZER", analyzer)
     monkeypatch.setattr(light, "CHAR_N", ngrams)
-    monkeypatch.setattr(light, "LINE_CACHE_PAIRS", 40)  # the line cache fills and empties on the way
+    monkeypatch.setattr(light, "LINE_CACHE_SIZE", 40)  # the line cache fills and empties on the way
     probes = ["RuntimeError: DataLoader worker (pid 12) is killed by signal: Bus error.",
               "it hangs\n\n   at  epoch 3\tforever", "ab", "", "a\nb c", "a\nb\nc\nde\nfgh\n ij \nk\n",
               "\n\nx\n", "bus\nerror\nbus\nerror\nworker killed\nworker killed"]
@@ -262,6 +262,25 @@ def test_light_model_follows_either_character_analyzer(monkeypatch, tmp_path, an
     fast, reference = light.LightModel.from_doc(json.loads(gzip.open(path, "rt").read())), text_model.load(path)
     for text in (probes + TEXTS) * 2:  # the second time from the caches
         assert fast.logits(text) == list(map(float, reference.logits(reference.features([text]))[0])), text
+
+
+def test_the_line_cache_stays_bounded_on_lines_that_never_repeat(monkeypatch):
+    """A batch of junk (long lines that never repeat, few n-grams of the vocabulary) cannot grow
+    the character block's line cache past its size: the lines' characters count too."""
+    import random
+
+    from dllogscan.classify import light
+
+    if light.CHAR_ANALYZER != "char":
+        pytest.skip("the shipped model counts char_wb n-grams per word")
+    monkeypatch.setattr(light, "LINE_CACHE_SIZE", 2000)
+    model = light.LightModel.from_doc(json.loads(gzip.open(text_model.SHIPPED, "rt").read()))
+    rng = random.Random(3)
+    for _ in range(60):
+        text = "\n".join("".join(rng.choice("qxzj#@~^") for _ in range(400)) for _ in range(20))
+        model.logits(text)
+        held = sum(len(found) + 1 + len(line) // 16 for line, found in model._line_columns.items())
+        assert held <= 2000 and sum(map(len, model._line_columns)) <= 16 * 2000
 
 
 def test_softmax_sum_is_numpys_pairwise_sum():

@@ -43,8 +43,9 @@ CHAR_N = VECTORIZERS["char"]["ngram_range"]
 #: ``char``: n-grams across word boundaries; ``char_wb``: inside words padded with spaces
 CHAR_ANALYZER = VECTORIZERS["char"]["analyzer"]
 WORD_CACHE = 200_000
-#: the line cache is emptied past this many (column, count) pairs (~20 MB)
-LINE_CACHE_PAIRS = 200_000
+#: the line cache is emptied past this size: its (column, count) pairs plus one per line and one
+#: per 16 characters of the lines kept (at most ~20 MB, whatever the lines: junk lines hold few pairs)
+LINE_CACHE_SIZE = 200_000
 BLOCKS = ("word", "char")
 #: bump when the cached form changes
 CACHE_FORMAT = b"3"
@@ -164,7 +165,7 @@ class LightModel:
         self.verdict_scaling: tuple[float, float] | None = scaling_pair(params.get("verdict_scaling"))
         self._word_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # a word's char n-gram columns, counted
         self._line_columns: dict[str, tuple[tuple[int, int], ...]] = {}  # the same of a line, for ``char``
-        self._line_pairs = 0  # (column, count) pairs the line cache holds
+        self._line_cache_size = 0  # what the line cache holds, as LINE_CACHE_SIZE counts it
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "LightModel":
@@ -254,11 +255,12 @@ class LightModel:
                     grams.update(map(look, map(cut, map(slice, range(width - n + 1), range(n, width + 1)))))
                 grams.pop(None, None)
                 found = tuple(grams.items())
-                if self._line_pairs > LINE_CACHE_PAIRS:
+                cost = len(found) + 1 + len(line) // 16
+                if self._line_cache_size + cost > LINE_CACHE_SIZE:
                     cache.clear()
-                    self._line_pairs = 0
+                    self._line_cache_size = 0
                 cache[line] = found
-                self._line_pairs += len(found) + 1
+                self._line_cache_size += cost
             for column, n in found:
                 counts[column] = get(column, 0) + n * times
         previous, brk = -1, text.find("\n")
