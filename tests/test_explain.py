@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import progress_lines
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TB = ("^CTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
       "  File \"/x/torch/utils/data/dataloader.py\", line 1120, in _try_get_data\n"
@@ -36,3 +39,9 @@ def test_explain_says_a_hang_that_stays_without_workers_gets_no_hang_from_words(
                   "With num_workers=0 the training still freezes at the same point.\n")
     assert "no hang from the classifier or a prose sentence (isolation-step: line 2)" in out
     assert "verdict: 0 diagnosis(es)" in out and "set aside" in out and "isolation step" in out
+
+
+def test_explain_says_a_full_disk_elsewhere_gets_no_shared_memory_from_words():
+    out = explain((ROOT / "corpus" / "nearmiss" / "nm-disk-full-ko.md").read_text(encoding="utf-8"))
+    assert "no class A from the classifier or a prose sentence (disk-full-elsewhere: line 6)" in out
+    assert "verdict: 0 diagnosis(es)" in out and "not shared memory" in out

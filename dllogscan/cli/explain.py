@@ -18,7 +18,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     from ..classify import light
     from ..classify.combine import scaled, speaks_of_loader
     from ..classify.digest import digest_lines
-    from ..classify.prose import first_ruled_out
+    from ..classify.prose import first_ruled_out, ruled_out_classes
 
     model = light.shipped()
     if model is None:
@@ -32,8 +32,10 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
-    found = first_ruled_out(lines)
-    aside = f"; no hang from the classifier or a prose sentence ({found[0].id}: line {found[1][0]})" if found else ""
+    found = {cls: first_ruled_out(lines, cls) for cls in sorted(ruled_out_classes())}
+    aside = "".join(f"; no {'hang' if cls == 'E' else 'class ' + cls} from the classifier or a prose sentence "
+                    f"({rule.id}: line {told[0]})" for cls, (rule, told) in
+                    ((c, f) for c, f in found.items() if f is not None))
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
