@@ -267,14 +267,11 @@ def words_ruled_out(diagnoses: Sequence[Diagnosis],
     where a sentence of the text rules their class out (``[[ruled_out]]`` in ``data/prose.toml``:
     a hang of the workers, see the rules above; shared memory where the full disk is another);
     and the note of each set aside."""
-    from .prose import first_ruled_out, ruled_out_classes
+    from .prose import first_ruled_out
 
-    classes = ruled_out_classes()
     kept, notes = list(diagnoses), []
     for d in diagnoses:
-        if d.method not in WORDS_ONLY or d.cls not in classes:
-            continue
-        if (found := first_ruled_out(lines, d.cls)) is None:
+        if not from_words_alone(d) or (found := first_ruled_out(lines, d.cls)) is None:
             continue
         rule, told = found
         kind = "A hang" if d.cls == "E" else "A diagnosis"
@@ -284,13 +281,12 @@ def words_ruled_out(diagnoses: Sequence[Diagnosis],
     return kept, tuple(notes)
 
 
-def from_words_alone(diagnoses: Sequence[Diagnosis]) -> bool:
-    """Whether one of ``diagnoses`` only words vouch for, of a class a ``[[ruled_out]]`` sentence
-    may set aside (``words_ruled_out`` reads the text again only then)."""
+def from_words_alone(d: Diagnosis) -> bool:
+    """Whether only words vouch for ``d`` (the classifier alone, a prose sentence) and its class
+    is one a ``[[ruled_out]]`` sentence may set aside."""
     from .prose import ruled_out_classes
 
-    classes = ruled_out_classes()
-    return any(d.method in WORDS_ONLY and d.cls in classes for d in diagnoses)
+    return d.method in WORDS_ONLY and d.cls in ruled_out_classes()
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:

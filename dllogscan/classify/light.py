@@ -7,8 +7,9 @@ the word and character analyzers of ``TfidfVectorizer`` (the shipped preprocesso
 pattern, n-grams; ``char`` or ``char_wb``, whichever ``model.VECTORIZERS`` names), counts over
 the fixed vocabulary in column order, ``log(tf) + 1``, the idf weights, the l2 norm of each
 block, the concept features (``concepts.py``, the same code), the dot product with the
-coefficients accumulated column by column from zero as a CSR product does, plus the intercepts: the same logits, to the bit. Then the calibration (temperature and biases,
-``calibrate.py``) and the softmax, its sum in NumPy's pairwise order. The exponential is the C
+coefficients accumulated column by column from zero as a CSR product does, plus the intercepts:
+the same logits, to the bit. Then the calibration (temperature and biases, ``calibrate.py``) and
+the softmax, its sum in NumPy's pairwise order. The exponential is the C
 library's (``math.exp``), which may differ from NumPy's vectorised one in the last bit:
 probabilities agree with scikit-learn's to 1e-12, not to the bit (``tests/test_classifier.py``
 checks both).

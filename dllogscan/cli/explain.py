@@ -32,10 +32,12 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     relevant = any(RELEVANT.search(t) for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
-    found = {cls: first_ruled_out(lines, cls) for cls in sorted(ruled_out_classes())}
-    aside = "".join(f"; no {'hang' if cls == 'E' else 'class ' + cls} from the classifier or a prose sentence "
-                    f"({rule.id}: line {told[0]})" for cls, (rule, told) in
-                    ((c, f) for c, f in found.items() if f is not None))
+    aside = ""
+    for cls in sorted(ruled_out_classes()):
+        if (found := first_ruled_out(lines, cls)) is not None:
+            rule, (line, _) = found
+            kind = "hang" if cls == "E" else f"class {cls}"
+            aside += f"; no {kind} from the classifier or a prose sentence ({rule.id}: line {line})"
     thresholds = ", ".join(f"{c} {t:.0%}" for c, t in sorted(model.thresholds.items()))
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "

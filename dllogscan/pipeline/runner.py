@@ -144,7 +144,7 @@ def _words_ruled_out(diagnoses: list[Diagnosis], out: ScanOutput) -> tuple[list[
     from ..classify.combine import from_words_alone, words_ruled_out
     from ..classify.digest import digest_lines
 
-    if not from_words_alone(diagnoses):  # the text is read again only for such a verdict
+    if not any(map(from_words_alone, diagnoses)):  # the text is read again only for such a verdict
         return diagnoses, ()
     return words_ruled_out(diagnoses, digest_lines(out))
 
