@@ -213,7 +213,7 @@ def test_situations_follow_the_class_and_what_its_text_leaves_open():
 
 
 def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptors():
-    ancdata = "RuntimeError: received 0 items of ancdata\n"
+    ancdata = "Training stops in epoch 3:\nRuntimeError: received 0 items of ancdata\n"  # no training word: H (scope)
     [d] = dllogscan.scan("open files                      (-n) 1048576\n" + ancdata).diagnoses
     assert d.cls == "C" and d.facts["open_files"] == "1048576"
     assert any(n.startswith("Ample open-files limit: ulimit shows 1048576") for n in d.notes)

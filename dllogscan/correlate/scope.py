@@ -11,7 +11,7 @@ program's processes), its evidence the failure line and the host's line: a canon
 "nothing found". A word of the
 DataLoader that the text denies ("no DataLoader is involved", "without a DataLoader": ``denied``,
 a top-level pattern of the data file, matched against what stands just before it on its line)
-does not count as one. A rule with a ``training`` pattern (D's) also sets aside a canonical
+does not count as one. A rule with a ``training`` pattern (D's, C's) also sets aside a canonical
 diagnosis in a text with no host line when the text shows neither a word of the DataLoader nor a
 training run (``training``, or a progress line), and is more than the failure pasted alone
 (``OutsideRule.unseen``): class H with the rule's ``unseen_note``. A rule whose host is part of
@@ -43,7 +43,10 @@ FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", 
 #: ``unseen_examples`` and ``unseen_counter_examples`` (tests)
 #: ``alone_keeps`` (bool) the failure pasted alone keeps its class even where ``host`` is found on
 #: its own line (a host that is part of the failure text: the file name of [Errno 24])
-OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples", "alone_keeps"}
+#: ``unseen_unless`` (regex) the words of the DataLoader for that test where they differ from
+#: ``unless`` (C's: a host beside "received 0 items of ancdata" keeps class C, the text torch's
+#: descriptor passing prints, but that line alone shows no DataLoader)
+OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples", "alone_keeps", "unseen_unless"}
 #: lines that say nothing of which program printed a failure text pasted alone
 BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
 #: the class of a canonical failure text that another program printed (``data/classes.toml``)
@@ -81,6 +84,8 @@ class OutsideRule:
     unseen_examples: tuple[str, ...] = ()
     unseen_counter_examples: tuple[str, ...] = ()
     alone_keeps: bool = False
+    #: the words of the DataLoader for ``unseen`` (None: ``unless``'s)
+    unseen_unless: "regex.Pattern[str] | None" = None
 
     def host_line(self, lines: Sequence[tuple[int, str]]) -> HostLine | None:
         """The first line showing another forking host, unless some line shows the DataLoader;
@@ -99,13 +104,14 @@ class OutsideRule:
         alone."""
         if self.training is None or _alone(failure_lines, lines):
             return False
-        return not any(self.shows_loader(text) or self.training.search(text) or PROGRESS_RE.search(text)
+        loader = self.unseen_unless or self.unless
+        return not any(self.shows_loader(text, loader) or self.training.search(text) or PROGRESS_RE.search(text)
                        for _, text in lines)
 
-    def shows_loader(self, text: str) -> bool:
-        """Whether ``text`` has a word of ``unless`` that it does not deny."""
+    def shows_loader(self, text: str, words: "regex.Pattern[str] | None" = None) -> bool:
+        """Whether ``text`` has a word of ``words`` (default ``unless``) that it does not deny."""
         return any(self.denied is None or not self.denied.search(text, max(0, m.start() - DENIAL_REACH), m.start())
-                   for m in self.unless.finditer(text))
+                   for m in (words or self.unless).finditer(text))
 
 
 @lru_cache(maxsize=2)
@@ -119,12 +125,13 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
             raise SignatureError(f"{path}: outside #{i} needs {', '.join(sorted(FIELDS))} "
                                  f"(and may have {', '.join(sorted(OPTIONAL))}), no other field")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
-        training = data_pattern(path, raw["id"] + " training", raw["training"]) if "training" in raw else None
+        training, unseen_unless = (data_pattern(path, f"{raw['id']} {k}", raw[k]) if k in raw else None
+                                   for k in ("training", "unseen_unless"))
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
                                raw["subclass"], raw["title"], tuple(raw["examples"]),
                                tuple(raw["counter_examples"]), denied, training,
                                tuple(raw.get("unseen_examples", ())), tuple(raw.get("unseen_counter_examples", ())),
-                               bool(raw.get("alone_keeps", False))))
+                               bool(raw.get("alone_keeps", False)), unseen_unless))
     return tuple(out)
 
 
