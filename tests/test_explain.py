@@ -42,6 +42,9 @@ def test_explain_says_a_hang_that_stays_without_workers_gets_no_hang_from_words(
 
 
 def test_explain_says_a_full_disk_elsewhere_gets_no_shared_memory_from_words():
+    """explain names the class the ruled-out sentence keeps from the words alone; whether the shipped
+    classifier's A clears its threshold here depends on the model (A 66 % under a threshold of 80 %
+    since session 51), so the set-aside itself is tested with a stub model (test_prose.py)."""
     out = explain((ROOT / "corpus" / "nearmiss" / "nm-disk-full-ko.md").read_text(encoding="utf-8"))
     assert "no class A from the classifier or a prose sentence (disk-full-elsewhere: line 6)" in out
-    assert "verdict: 0 diagnosis(es)" in out and "not shared memory" in out
+    assert "verdict: 0 diagnosis(es)" in out

@@ -51,6 +51,23 @@ def test_a_canonical_text_in_a_text_that_shows_neither_loader_nor_training_is_cl
         assert "Nothing around line" in top.notes[0] and f"class {cls}" in top.notes[0]
 
 
+def test_the_ancdata_text_keeps_class_c_beside_a_host_but_shows_no_loader_by_itself():
+    """C's ``unseen_unless`` leaves out the failure text that ``unless`` counts: beside another
+    framework's line "received 0 items of ancdata" keeps class C (torch's descriptor passing prints
+    it), but a report holding nothing else of the DataLoader or of training is not shown to be one."""
+    [rule] = [r for r in RULES if "C" in r.classes and r.training is not None]
+    failure = "RuntimeError: received 0 items of ancdata"
+    assert rule.shows_loader(failure) and not rule.shows_loader(failure, rule.unseen_unless)
+    beside_host = lines_of("import tensorflow as tf\n" + failure)
+    assert rule.host_line(beside_host) is None  # the host rule keeps it
+    report = lines_of("The file-share scanner's recursive listing stops with:\n" + failure)
+    assert rule.unseen(report, {2})
+    assert not rule.unseen(lines_of("Training stops at epoch 3 with:\n" + failure), {2})
+    assert not rule.unseen(lines_of("```\n" + failure + "\n```"), {2}), "pasted alone it stays C"
+    [h] = scope.set_aside([d_diagnosis("C", canonical=True, line=2)], report, [rule])[0]
+    assert (h.cls, h.subclass) == ("H", "fd-limit") and "received 0 items of ancdata" in h.notes[0]
+
+
 def test_the_training_clause_sets_aside_only_a_canonical_text_and_never_one_pasted_alone():
     [rule] = [r for r in RULES if r.training is not None and "D" in r.classes]
     text = "The library initialises CUDA at import.\nRuntimeError: Cannot re-initialize CUDA in forked subprocess."

@@ -84,7 +84,10 @@ KINDS = {"thread": "threads", "log": "logs", "report": "reports", "nearmiss": "n
 #: there before, recall rose for B, C and E (B 543 -> 549, C 93 -> 95, hangs 339 -> 343; A 157 -> 156,
 #: D 101 either way) and false alarms went 119 -> 132 of 1879: the thresholds spend the budget. The
 #: macro-F1 floor is met with 0.004 to spare (the "s48" draw: 0.811), about one sd of the draws.
-THRESHOLDS = {"threads_macro_f1": 0.81, "threads_min_recall": 0.62, "threads_false_alarms": 0.08,
+#: Session 51 raised the least-recall floor to 0.65 when the thresholds' floor went to 0.55: three
+#: draws read 0.682 / 0.669 / 0.679 (0.654 / 0.647 / 0.647 before), so it holds what was gained with
+#: about two sd of the draws to spare.
+THRESHOLDS = {"threads_macro_f1": 0.81, "threads_min_recall": 0.65, "threads_false_alarms": 0.08,
               "threads_calibration_error": 0.04,
               "logs_macro_f1": 0.97, "reports_macro_f1": 0.90, "nearmiss_false_alarms": 0.075}
 #: what the combined system should reach on the real threads (issue 10), reported beside the floors
