@@ -44,8 +44,9 @@ FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", 
 #: ``alone_keeps`` (bool) the failure pasted alone keeps its class even where ``host`` is found on
 #: its own line (a host that is part of the failure text: the file name of [Errno 24])
 #: ``unseen_unless`` (regex) the words of the DataLoader for that test where they differ from
-#: ``unless`` (C's: a host beside "received 0 items of ancdata" keeps class C, the text torch's
-#: descriptor passing prints, but that line alone shows no DataLoader)
+#: ``unless`` (C's: "received 0 items of ancdata", which Python's multiprocessing prints when passing
+#: a descriptor fails, as under torch's file_descriptor sharing strategy, keeps class C beside another
+#: framework's host line, but that line alone shows no DataLoader)
 OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples", "alone_keeps", "unseen_unless"}
 #: lines that say nothing of which program printed a failure text pasted alone
 BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
