@@ -52,12 +52,13 @@ def test_a_canonical_text_in_a_text_that_shows_neither_loader_nor_training_is_cl
 
 
 def test_the_ancdata_text_keeps_class_c_beside_a_host_but_shows_no_loader_by_itself():
-    """C's ``unseen_unless`` leaves out the failure text that ``unless`` counts: beside another
-    framework's line "received 0 items of ancdata" keeps class C (torch's descriptor passing prints
-    it), but a report holding nothing else of the DataLoader or of training is not shown to be one."""
+    """C's ``unseen_ignores`` leaves out a failure text that ``unless`` counts: beside another
+    framework's line "received 0 items of ancdata" keeps class C (Python's multiprocessing prints it
+    where torch passes descriptors), but a report holding nothing else of the DataLoader or of
+    training is not shown to be one."""
     [rule] = [r for r in RULES if "C" in r.classes and r.training is not None]
     failure = "RuntimeError: received 0 items of ancdata"
-    assert rule.shows_loader(failure) and not rule.shows_loader(failure, rule.unseen_unless)
+    assert rule.shows_loader(failure) and not rule.shows_loader(failure, rule.unseen_ignores)
     beside_host = lines_of("import tensorflow as tf\n" + failure)
     assert rule.host_line(beside_host) is None  # the host rule keeps it
     report = lines_of("The file-share scanner's recursive listing stops with:\n" + failure)

@@ -45,7 +45,7 @@ EXCEPTION_LINE_RE = re.compile(
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
 #: text that is about PyTorch training at all (the ``@relevant`` condition, the classifier's gate).
 #: "train" as a verb (session 29: "whenever I train on multiple GPUs it ends with [Errno 24]", a
-#: first-person rewrite in bench/style_shift that lost its C; the D scope rule's ``training`` words
+#: first-person rewrite in bench/style_shift that lost its C; scope.toml's ``training`` words
 #: had it already): the grouped CV of corpus/threads moved no verdict, the rewrites 1 more C.
 #: The DataLoader's own keyword arguments (session 31: workers_per_gpu, mmcv's name for
 #: num_workers; worker_init_fn, persistent_workers, prefetch_factor, pin_memory): grouped CV, 1 more E

@@ -11,9 +11,10 @@ program's processes), its evidence the failure line and the host's line: a canon
 "nothing found". A word of the
 DataLoader that the text denies ("no DataLoader is involved", "without a DataLoader": ``denied``,
 a top-level pattern of the data file, matched against what stands just before it on its line)
-does not count as one. A rule with a ``training`` pattern (D's, C's) also sets aside a canonical
+does not count as one. A rule with ``unseen = true`` (D's, C's) also sets aside a canonical
 diagnosis in a text with no host line when the text shows neither a word of the DataLoader nor a
-training run (``training``, or a progress line), and is more than the failure pasted alone
+training run (``training``, a top-level pattern of the data file, or a progress line), and is more
+than the failure pasted alone
 (``OutsideRule.unseen``): class H with the rule's ``unseen_note``. A rule whose host is part of
 the failure text itself (``alone_keeps``: the file that ``[Errno 24]`` names) leaves the failure
 pasted alone its class.
@@ -37,17 +38,17 @@ from ..core.paths import DATA_DIR, data_document, data_pattern
 DATA = DATA_DIR / "scope.toml"
 FIELDS = {"id", "classes", "host", "unless", "note", "unseen_note", "subclass", "title", "examples",
           "counter_examples"}
-#: fields a rule may have: ``training`` (regex) a line that shows a training run; where a rule has
-#: it, a text that shows no host, no word of the DataLoader and no such line either, and is more
-#: than the failure pasted alone, is not shown to be a DataLoader's (``unseen``); with its
-#: ``unseen_examples`` and ``unseen_counter_examples`` (tests)
+#: fields a rule may have: ``unseen`` (bool) where true, a text that shows no host, no word of the
+#: DataLoader and no line of a training run (the data file's top-level ``training``, or a progress
+#: line), and is more than the failure pasted alone, is not shown to be a DataLoader's
+#: (``OutsideRule.unseen``); with its ``unseen_examples`` and ``unseen_counter_examples`` (tests)
 #: ``alone_keeps`` (bool) the failure pasted alone keeps its class even where ``host`` is found on
 #: its own line (a host that is part of the failure text: the file name of [Errno 24])
-#: ``unseen_unless`` (regex) the words of the DataLoader for that test where they differ from
-#: ``unless`` (C's: "received 0 items of ancdata", which Python's multiprocessing prints when passing
-#: a descriptor fails, as under torch's file_descriptor sharing strategy, keeps class C beside another
+#: ``unseen_ignores`` (regex) the words of ``unless`` that do not count as the DataLoader's for that
+#: test (C's: "received 0 items of ancdata", which Python's multiprocessing prints when passing a
+#: descriptor fails, as under torch's file_descriptor sharing strategy, keeps class C beside another
 #: framework's host line, but that line alone shows no DataLoader)
-OPTIONAL = {"training", "unseen_examples", "unseen_counter_examples", "alone_keeps", "unseen_unless"}
+OPTIONAL = {"unseen", "unseen_examples", "unseen_counter_examples", "alone_keeps", "unseen_ignores"}
 #: lines that say nothing of which program printed a failure text pasted alone
 BARE_LINE = regex.compile(r"`{3,}\w*|Traceback \(most recent call last\):")
 #: the class of a canonical failure text that another program printed (``data/classes.toml``)
@@ -80,13 +81,14 @@ class OutsideRule:
     counter_examples: tuple[str, ...]
     #: what, just before a word of ``unless``, denies it (None: nothing does)
     denied: "regex.Pattern[str] | None" = None
-    #: a line that shows a training run (None: the rule sets aside only beside a host line)
+    #: a line that shows a training run, the data file's ``training`` where the rule has ``unseen``
+    #: (None: the rule sets aside only beside a host line)
     training: "regex.Pattern[str] | None" = None
     unseen_examples: tuple[str, ...] = ()
     unseen_counter_examples: tuple[str, ...] = ()
     alone_keeps: bool = False
-    #: the words of the DataLoader for ``unseen`` (None: ``unless``'s)
-    unseen_unless: "regex.Pattern[str] | None" = None
+    #: the words of ``unless`` that ``unseen`` does not count (None: all count)
+    unseen_ignores: "regex.Pattern[str] | None" = None
 
     def host_line(self, lines: Sequence[tuple[int, str]]) -> HostLine | None:
         """The first line showing another forking host, unless some line shows the DataLoader;
@@ -105,14 +107,14 @@ class OutsideRule:
         alone."""
         if self.training is None or _alone(failure_lines, lines):
             return False
-        loader = self.unseen_unless or self.unless
-        return not any(self.shows_loader(text, loader) or self.training.search(text) or PROGRESS_RE.search(text)
-                       for _, text in lines)
+        return not any(self.shows_loader(text, self.unseen_ignores) or self.training.search(text)
+                       or PROGRESS_RE.search(text) for _, text in lines)
 
-    def shows_loader(self, text: str, words: "regex.Pattern[str] | None" = None) -> bool:
-        """Whether ``text`` has a word of ``words`` (default ``unless``) that it does not deny."""
-        return any(self.denied is None or not self.denied.search(text, max(0, m.start() - DENIAL_REACH), m.start())
-                   for m in (words or self.unless).finditer(text))
+    def shows_loader(self, text: str, ignore: "regex.Pattern[str] | None" = None) -> bool:
+        """Whether ``text`` has a word of ``unless`` that it does not deny (nor ``ignore`` match whole)."""
+        return any((self.denied is None or not self.denied.search(text, max(0, m.start() - DENIAL_REACH), m.start()))
+                   and (ignore is None or not ignore.fullmatch(m.group(0)))
+                   for m in self.unless.finditer(text))
 
 
 @lru_cache(maxsize=2)
@@ -121,18 +123,21 @@ def load_rules(path: Path = DATA) -> tuple[OutsideRule, ...]:
     out = []
     doc = data_document(path)
     denied = data_pattern(path, "denied", doc["denied"]) if doc.get("denied") else None
+    training_line = data_pattern(path, "training", doc["training"]) if doc.get("training") else None
     for i, raw in enumerate(doc.get("outside", []), start=1):
         if not FIELDS <= set(raw) <= FIELDS | OPTIONAL:
             raise SignatureError(f"{path}: outside #{i} needs {', '.join(sorted(FIELDS))} "
                                  f"(and may have {', '.join(sorted(OPTIONAL))}), no other field")
         host, unless = (data_pattern(path, raw["id"], raw[k]) for k in ("host", "unless"))
-        training, unseen_unless = (data_pattern(path, f"{raw['id']} {k}", raw[k]) if k in raw else None
-                                   for k in ("training", "unseen_unless"))
+        if raw.get("unseen") and training_line is None:
+            raise SignatureError(f"{path}: outside #{i} has unseen = true but the file has no top-level training")
+        training = training_line if raw.get("unseen") else None
+        ignores = data_pattern(path, raw["id"] + " unseen_ignores", raw["unseen_ignores"]) if "unseen_ignores" in raw else None
         out.append(OutsideRule(raw["id"], frozenset(raw["classes"]), host, unless, raw["note"], raw["unseen_note"],
                                raw["subclass"], raw["title"], tuple(raw["examples"]),
                                tuple(raw["counter_examples"]), denied, training,
                                tuple(raw.get("unseen_examples", ())), tuple(raw.get("unseen_counter_examples", ())),
-                               bool(raw.get("alone_keeps", False)), unseen_unless))
+                               bool(raw.get("alone_keeps", False)), ignores))
     return tuple(out)
 
 
