@@ -119,6 +119,23 @@ def test_the_loader_is_named_in_more_ways_than_its_class(text):
     assert blocked_classes([text]) == set()
 
 
+@pytest.mark.parametrize("text", [
+    "model.fit(train_gen, workers=0, use_multiprocessing=True) never returns",
+    "training with paddle.reader.multiprocess_reader gets stuck after 300 iterations",
+    "Chainer's MultiprocessIterator hangs after the first epoch",
+    "dataset.map(decode, num_parallel_calls=8) freezes at a random step",
+    "the input pipeline built with tf.data stops producing batches",
+    "Caffe hangs while the TRAIN data layer holds the lmdb lock",
+    "I0316 09:00:59.149740 2416 blocking_queue.cpp:50] Data layer prefetch queue empty",
+])
+def test_other_frameworks_loaders_speak_of_the_data_loader(text):
+    """Another framework's data loader takes the class its failure would have in PyTorch's (the
+    corpus rule ``other-framework-loader``): its stall is a loader hang the classifier may name."""
+    from dllogscan.classify.combine import blocked_classes
+
+    assert blocked_classes([text]) == set()
+
+
 @pytest.mark.parametrize("text", ["the model_loader hangs", "loading the checkpoint hangs", "the barrier hangs",
                                   "all-reduce hangs after step 3000", "the epochal server hangs"])
 def test_other_loaders_do_not_speak_of_the_data_loader(text):
