@@ -134,3 +134,29 @@ def test_the_collate_message_in_source_code_or_away_from_pytorch_is_not_b():
     alone = "TypeError: batch must contain tensors, numbers, dicts or lists; found <class 'NoneType'>\n"
     assert scan(code) == ()
     assert scan(alone) == ()  # no line about PyTorch training near it: the classifier weighs such pastes
+
+
+TF_INIT = ("2020-10-19 18:33:13.420481: F tensorflow/stream_executor/cuda/cuda_driver.cc:219] "
+           "Failed setting context: CUDA_ERROR_NOT_INITIALIZED: initialization error")
+MX_INIT = ("[06:25:22] /mxnet-build/3rdparty/mshadow/mshadow/./tensor_gpu-inl.h:35: "
+           "Check failed: e == cudaSuccess: CUDA: initialization error")
+
+
+@pytest.mark.parametrize("loader, error", [
+    ("model.fit(train_gen, epochs=50, workers=4, use_multiprocessing=True)", TF_INIT),
+    ("loader = gluon.data.DataLoader(dataset, batch_size=32, num_workers=4)", MX_INIT),
+])
+def test_another_frameworks_cuda_init_error_beside_its_loader_is_d(loader, error):
+    """Keras's and MXNet's loaders fork their workers as the DataLoader does: their CUDA
+    initialization error beside the loader's words is class D (corpus rule other-framework-loader)."""
+    d = scan(f"{loader}\n\n{error}\n")
+    assert [(x.cls, x.subclass) for x in d] == [("D", "cuda-fork")]
+    assert "D.cuda-fork.framework-init-error" in d[0].signatures
+
+
+@pytest.mark.parametrize("error", [TF_INIT, MX_INIT])
+def test_another_frameworks_cuda_init_error_with_no_loader_near_is_not_d(error):
+    """A JAX or Ray actor, a serving pool: the same texts with no data loader near are not decided."""
+    far = "\n".join(f"step {i}" for i in range(30))
+    assert scan(f"{error}\n") == ()
+    assert scan(f"model.fit(gen, use_multiprocessing=True)\n{far}\n{error}\n") == ()
