@@ -55,6 +55,8 @@ def test_the_words_must_meet_the_loader_in_one_sentence():
      'counter_examples = []\nneeds = "("\n', "bad pattern"),
     ('loader = "worker"\n[[told]]\nlabel = "E"\nwords = "a"\nunless = "b"\nprior = 0.6\nexamples = []\n'
      'counter_examples = []\nloader = "("\n', "bad pattern"),
+    ('loader = "worker"\nother_loaders = "("\n', "bad pattern"),
+    ('loader = "worker"\nother_loaders = 3\n', "`other_loaders` must be a pattern"),
 ])
 def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad = tmp_path / "prose.toml"
@@ -311,3 +313,16 @@ def test_a_missing_unsure_hang_note_names_itself(tmp_path):
     bad.write_text('unsure_hang_note = "no placeholder"\n', encoding="utf-8")
     with pytest.raises(SignatureError, match="unsure_hang_note"):
         prose.unsure_hang_note(bad)
+
+
+def test_another_frameworks_loader_counts_for_the_sentence_and_the_text_alike(tmp_path):
+    """``other_loaders`` joins both the sentence's ``loader`` and the whole text's ``loader_text``."""
+    data = tmp_path / "prose.toml"
+    data.write_text("loader = 'num_workers'\nloader_text = 'dataloader'\nother_loaders = 'use_multiprocessing'\n"
+                    "[[told]]\nlabel = 'E'\nwords = 'hangs'\nunless = 'zzz'\nprior = 0.6\nexamples = []\n"
+                    "counter_examples = []\n", encoding="utf-8")
+    [rule], text = prose.load_rules(data), prose.loader_text(data)
+    for pattern in (rule.loader, text):
+        assert pattern.search("model.fit(gen, use_multiprocessing=True) hangs")
+    assert rule.loader.search("num_workers=4") and not rule.loader.search("the DataLoader")
+    assert text.search("the DataLoader hangs") and not text.search("num_workers=4")

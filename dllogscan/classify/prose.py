@@ -60,6 +60,16 @@ def _required_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Patt
     return data_pattern(path, key, doc[key])
 
 
+def _loader_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Pattern[str]":
+    """``key``'s pattern joined with ``other_loaders`` (another framework's data loader, whose words
+    are the loader's for ``loader`` and ``loader_text`` alike)."""
+    _required_pattern(path, doc, key, what)
+    others = doc.get("other_loaders", "")
+    if not isinstance(others, str):
+        raise SignatureError(f"{path}: `other_loaders` must be a pattern")
+    return data_pattern(path, key, "|".join(f"(?:{p})" for p in (doc[key], others) if p))
+
+
 @lru_cache(maxsize=2)
 def _document(path: Path) -> dict:
     """The data file, read and parsed once for both ``loader_text`` and ``load_rules``."""
@@ -70,7 +80,7 @@ def _document(path: Path) -> dict:
 def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
     """The words that make a whole text speak of the data loader (``loader_text`` in the data
     file): the classifier gives a hang alone only to a text with one (``combine.blocked_classes``)."""
-    return _required_pattern(path, _document(path), "loader_text", "the words of a text about the data loader")
+    return _loader_pattern(path, _document(path), "loader_text", "the words of a text about the data loader")
 
 
 @lru_cache(maxsize=2)
@@ -153,7 +163,7 @@ def first_ruled_out(lines: Sequence[tuple[int, str]], cls: str = "E") -> tuple[R
 def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
     """Read and validate the rules; a malformed entry names itself."""
     doc = _document(path)
-    loader = _required_pattern(path, doc, "loader", "the words of the loader or its workers")
+    loader = _loader_pattern(path, doc, "loader", "the words of the loader or its workers")
     elsewhere = doc.get("elsewhere", "")
     data_pattern(path, "elsewhere", elsewhere)
     out = []
