@@ -28,8 +28,8 @@
   data loader or its workers, or of the training loop's epochs, where those workers start and stop
   (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers, workers, a train_loader, "data
   loading", "fetching a batch", "epoch", and another framework's loader: Keras's use_multiprocessing,
-  tf.data, Paddle's and Chainer's multi-process readers, Caffe's data layers): a DDP barrier, an NCCL timeout or a BLAS deadlock in a
-  text about neither reads like a loader hang to a bag of words. The thresholds are chosen with this
+  tf.data, Paddle's and Chainer's multi-process readers, Caffe's data layers): a DDP barrier, an
+  NCCL timeout or a BLAS deadlock in a text about neither reads like a loader hang to a bag of words. The thresholds are chosen with this
   rule applied (``blocked_classes``), so E's comes down where its look-alikes no longer count
   against it. Where this rule alone keeps such a hang (over E's threshold) from a text left with no
   verdict, the result carries a note instead (``unsure_hang``, the pipeline adds it): no verdict,
