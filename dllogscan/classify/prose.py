@@ -54,20 +54,19 @@ class ProseRule:
         return None
 
 
-def _required_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Pattern[str]":
+def _required_text(path: Path, doc: dict, key: str, what: str) -> str:
     if not isinstance(doc.get(key), str) or not doc[key].strip():
         raise SignatureError(f"{path}: needs a `{key}` pattern ({what})")
-    return data_pattern(path, key, doc[key])
+    return doc[key]
 
 
 def _loader_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Pattern[str]":
     """``key``'s pattern joined with ``other_loaders`` (another framework's data loader, whose words
-    are the loader's for ``loader`` and ``loader_text`` alike)."""
-    _required_pattern(path, doc, key, what)
+    are the loader's for ``loader`` and ``loader_text`` alike), compiled once."""
     others = doc.get("other_loaders", "")
     if not isinstance(others, str):
         raise SignatureError(f"{path}: `other_loaders` must be a pattern")
-    return data_pattern(path, key, "|".join(f"(?:{p})" for p in (doc[key], others) if p))
+    return data_pattern(path, key, "|".join(f"(?:{p})" for p in (_required_text(path, doc, key, what), others) if p))
 
 
 @lru_cache(maxsize=2)
