@@ -212,6 +212,54 @@ def test_situations_follow_the_class_and_what_its_text_leaves_open():
     assert above_current({"shm_size": "64M"}) == {}
 
 
+TF_INIT = ("2020-10-19 18:33:13.420481: F tensorflow/stream_executor/cuda/cuda_driver.cc:219] "
+           "Failed setting context: CUDA_ERROR_NOT_INITIALIZED: initialization error")
+MX_INIT = ("[06:25:22] /mxnet-build/3rdparty/mshadow/mshadow/./tensor_gpu-inl.h:35: "
+           "Check failed: e == cudaSuccess: CUDA: initialization error")
+
+
+def _code(d) -> str:
+    return "\n".join(f.code or "" for f in d.fixes)
+
+
+def test_cuda_in_keras_workers_gets_keras_fixes_not_the_dataloaders():
+    [d] = dllogscan.scan(f"model.fit(train_gen, epochs=50, workers=6, use_multiprocessing=True)\n{TF_INIT}\n",
+                         classifier="off").diagnoses
+    assert (d.cls, d.subclass) == ("D", "cuda-fork")
+    assert any(n.startswith("Keras: the CUDA error stands beside Keras's use_multiprocessing") for n in d.notes)
+    assert d.fixes[0].title.startswith("Load with threads: use_multiprocessing=False")
+    assert "workers=6, use_multiprocessing=False" in d.fixes[0].code  # the count found fills the fix
+    assert "DataLoader" not in _code(d) and "multiprocessing_context" not in _code(d)
+
+
+def test_cuda_in_gluon_workers_gets_mxnets_fixes():
+    [d] = dllogscan.scan(f"loader = gluon.data.DataLoader(train, batch_size=64, num_workers=8)\n{MX_INIT}\n",
+                         classifier="off").diagnoses
+    assert (d.cls, d.signatures[0]) == ("D", "D.cuda-fork.mxnet-init-error")
+    assert any(n.startswith("MXNet: the CUDA error is MXNet's") for n in d.notes)
+    assert "as_in_context(mx.gpu(0))" in d.fixes[0].code and "batch_size=64, num_workers=8" in d.fixes[0].code
+    assert "thread_pool=True" in d.fixes[1].code and "num_workers=0" in d.fixes[2].code
+    assert "multiprocessing_context" not in _code(d) and "pin_memory" not in _code(d)
+
+
+def test_cuda_driver_error_in_the_dataloaders_workers_keeps_the_dataloaders_fixes():
+    """A decoder's CUDA_ERROR_NOT_INITIALIZED in a PyTorch DataLoader's workers (VALI): PyTorch's fixes."""
+    log = ("loader = torch.utils.data.DataLoader(VideoDataset(files), batch_size=4, num_workers=4)\n"
+           "/project/src/TC/src/CudaUtils.cpp:188 CUDA error: CUDA_ERROR_NOT_INITIALIZED initialization error\n")
+    [d] = dllogscan.scan(log, classifier="off").diagnoses
+    assert d.cls == "D" and situations(d, d.facts) == frozenset()
+    assert "multiprocessing_context='spawn'" in _code(d) and not any(n.startswith(("Keras:", "MXNet:")) for n in d.notes)
+
+
+def test_only_a_d_verdict_takes_another_frameworks_situation():
+    keras = ("D.cuda-fork.framework-init-error", "D.cuda-fork.keras-multiprocessing")
+    assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, (), signatures=keras), {}) == {"keras"}
+    mx = ("D.cuda-fork.mxnet-init-error",)
+    assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, (), signatures=mx), {}) == {"mxnet"}
+    assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, ()), {}) == frozenset()
+    assert situations(Diagnosis("E", "unknown", "t", 0.7, (), signatures=keras[1:]), {}) == frozenset()
+
+
 def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptors():
     ancdata = "Training stops in epoch 3:\nRuntimeError: received 0 items of ancdata\n"  # no training word: H (scope)
     [d] = dllogscan.scan("open files                      (-n) 1048576\n" + ancdata).diagnoses

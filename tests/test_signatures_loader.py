@@ -114,7 +114,7 @@ def test_fixes_for_a_situation_replace_the_usual_ones(tmp_path):
 
 
 def test_unknown_situation_refused(tmp_path):
-    with pytest.raises(SignatureError, match="when 'sunny' is none of fd-limit-ample, macos, shm-ample"):
+    with pytest.raises(SignatureError, match="when 'sunny' is none of fd-limit-ample, keras, macos, mxnet, shm-ample"):
         load_database([write(tmp_path, GOOD + FIX.replace('"shm-ample"', '"sunny"'))], include_default=False)
 
 

@@ -32,7 +32,12 @@ SMALL_NOTE = "Small /dev/shm:"
 SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
                     "fd-limit-ample": " (but the open-files limit shown is high)",
                     "shm-small": " (and the /dev/shm shown is small)",
-                    "windows": "", "macos": ""}
+                    "windows": "", "macos": "", "keras": "", "mxnet": ""}
+#: a class-D verdict that stands on these signatures is about another framework's loader, whose
+#: workers fork as the DataLoader's do: its fixes are that framework's (``when`` in fixes.toml)
+LOADER_SITUATIONS = {"D.cuda-fork.keras-multiprocessing": "keras", "D.cuda-fork.mxnet-init-error": "mxnet"}
+KERAS_NOTE = "Keras:"
+MXNET_NOTE = "MXNet:"
 #: a bare worker exit's title names the first check; Windows has no OOM killer, so there it names
 #: the commit limit instead (``situation_title``)
 OOM_FIRST = ": check the OOM killer first)"
@@ -149,7 +154,11 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     one the advice would set; ``shm-small`` for a worker death of class B whose text names no cause
     when the log shows a small or full /dev/shm (``shm_small``), where the usual first check (the
     OOM killer) is not the likeliest; ``windows`` for class A or such a death on Windows, ``macos``
-    for such a death or a SIGKILL on a Mac (neither keeps an OOM killer log)."""
+    for such a death or a SIGKILL on a Mac (neither keeps an OOM killer log); ``keras`` or ``mxnet``
+    for class D standing on that framework's loader or its wording of the error
+    (``LOADER_SITUATIONS``)."""
+    if diagnosis.cls == "D":
+        return frozenset(s for sig, s in LOADER_SITUATIONS.items() if sig in diagnosis.signatures)
     if diagnosis.cls == "A" and windows_shown(facts):
         return frozenset({"windows"})
     if diagnosis.cls == "A" and macos_shown(facts):
@@ -239,6 +248,14 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "",
         notes.append(f"{MACOS_NOTE} the text shows a Mac ({macos_evidence(facts['macos'])}), which keeps no OOM "
                      f"killer log and has no /proc or /dev/shm. {what} The fixes below check that; the Linux commands "
                      "are left out.")
+    if "keras" in shown:
+        notes.append(f"{KERAS_NOTE} the CUDA error stands beside Keras's use_multiprocessing, whose Sequence and "
+                     "generator workers are forked processes like the DataLoader's: a forked worker cannot use the "
+                     "CUDA (or TensorFlow GPU) state it inherited. The fixes below are Keras's.")
+    if "mxnet" in shown:
+        notes.append(f"{MXNET_NOTE} the CUDA error is MXNet's (mshadow's check on cudaSuccess) beside a data "
+                     "loader's words: the gluon DataLoader's workers are forked processes, which cannot use the "
+                     "CUDA state they inherited. The fixes below are MXNet's.")
     if "fd-limit-ample" in shown:
         notes.append(f"{FD_NOTE} ulimit shows {facts['open_files']} open files, no lower than the {FD_TARGET} the "
                      "usual advice would raise it to, so raising it again is unlikely to help. The fixes below look "
@@ -329,7 +346,7 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     # advising twice adds each note once
     notes = tuple(n for n in diagnosis.notes
                   if not n.startswith((DEMAND_NOTE, AMPLE_NOTE, FD_NOTE, SMALL_NOTE, WINDOWS_NOTE, MACOS_NOTE,
-                                       START_METHOD_NOTE)))
+                                       KERAS_NOTE, MXNET_NOTE, START_METHOD_NOTE)))
     notes += situation_notes(shown, facts, diagnosis.cls, start)
     notes += start_method_note(diagnosis.cls, start, dropped=len(entries) < len(fitting))
     if "shm_demand" in facts:

@@ -37,8 +37,9 @@ SETTING_FACTS = frozenset({"num_workers", "prefetch_factor", "batch_size", "time
 #: (``advise.fixes.situations``): ``shm-ample``, /dev/shm already well above what the advice would
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
 #: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm; ``windows``
-#: and ``macos``, class A or a worker death with no cause named on those machines
-SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows", "macos"})
+#: and ``macos``, class A or a worker death with no cause named on those machines; ``keras`` and
+#: ``mxnet``, CUDA in the forked workers of Keras's or MXNet's own loader (class D)
+SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows", "macos", "keras", "mxnet"})
 #: what a fix's ``platform`` may name: it is shown only where the text shows that platform or none
 #: (``advise.platform``)
 PLATFORMS = frozenset({"docker", "kubernetes", "slurm"})
