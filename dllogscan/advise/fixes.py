@@ -36,6 +36,8 @@ SITUATION_TITLES = {"shm-ample": " (but the /dev/shm shown looks ample)",
 #: a class-D verdict that stands on these signatures is about another framework's loader, whose
 #: workers fork as the DataLoader's do: its fixes are that framework's (``when`` in fixes.toml)
 LOADER_SITUATIONS = {"D.cuda-fork.keras-multiprocessing": "keras", "D.cuda-fork.mxnet-init-error": "mxnet"}
+#: the worker exit whose details were lost (``DataLoader worker (pid N) exited unexpectedly with exit code 1``)
+EXIT_CODE_ID = "B.crash.exit-code"
 KERAS_NOTE = "Keras:"
 MXNET_NOTE = "MXNet:"
 #: a bare worker exit's title names the first check; Windows has no OOM killer, so there it names
@@ -183,8 +185,10 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
 
 def unexplained_exit(diagnosis: Diagnosis, facts: dict[str, str]) -> bool:
     """A worker death whose text names no cause: a bare "exited unexpectedly", or an exit code
-    whose details were lost (not a segfault or an exception with its traceback)."""
-    return diagnosis.subclass == "oom-suspected" or (diagnosis.subclass == "crash" and "exit_code" in facts)
+    whose details were lost, its code shown or cut off (not a segfault or an exception with its
+    traceback)."""
+    return diagnosis.subclass == "oom-suspected" or (
+        diagnosis.subclass == "crash" and ("exit_code" in facts or EXIT_CODE_ID in diagnosis.signatures))
 
 
 def shm_small(facts: dict[str, str]) -> bool:
