@@ -226,7 +226,8 @@ def test_cuda_in_keras_workers_gets_keras_fixes_not_the_dataloaders():
     [d] = dllogscan.scan(f"model.fit(train_gen, epochs=50, workers=6, use_multiprocessing=True)\n{TF_INIT}\n",
                          classifier="off").diagnoses
     assert (d.cls, d.subclass) == ("D", "cuda-fork")
-    assert any(n.startswith("Keras: the CUDA error stands beside Keras's use_multiprocessing") for n in d.notes)
+    assert any(n.startswith("Keras: the text runs Keras's loader with use_multiprocessing") and "CUDA" in n
+               for n in d.notes)
     assert d.fixes[0].title.startswith("Load with threads: use_multiprocessing=False")
     assert "workers=6, use_multiprocessing=False" in d.fixes[0].code  # the count found fills the fix
     assert "DataLoader" not in _code(d) and "multiprocessing_context" not in _code(d)
@@ -251,13 +252,37 @@ def test_cuda_driver_error_in_the_dataloaders_workers_keeps_the_dataloaders_fixe
     assert "multiprocessing_context='spawn'" in _code(d) and not any(n.startswith(("Keras:", "MXNet:")) for n in d.notes)
 
 
-def test_only_a_d_verdict_takes_another_frameworks_situation():
+def test_another_frameworks_situation_follows_its_signatures_or_keras_workers_as_processes():
     keras = ("D.cuda-fork.framework-init-error", "D.cuda-fork.keras-multiprocessing")
     assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, (), signatures=keras), {}) == {"keras"}
     mx = ("D.cuda-fork.mxnet-init-error",)
     assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, (), signatures=mx), {}) == {"mxnet"}
     assert situations(Diagnosis("D", "cuda-fork", "t", 0.9, ()), {}) == frozenset()
     assert situations(Diagnosis("E", "unknown", "t", 0.7, (), signatures=keras[1:]), {}) == frozenset()
+    processes, threads = {"use_multiprocessing": "True"}, {"use_multiprocessing": "False"}
+    for cls in "DE":
+        assert situations(Diagnosis(cls, None, "t", 0.7, ()), processes) == {"keras"}
+        assert situations(Diagnosis(cls, None, "t", 0.7, ()), threads) == frozenset()
+    assert situations(Diagnosis("B", "oom", "t", 0.9, ()), processes) == frozenset()
+
+
+def test_a_hang_of_kerass_forked_workers_gets_kerass_fixes_not_the_dataloaders():
+    hang = Diagnosis("E", "hang", "The data pipeline hangs", 0.9, (), facts={"use_multiprocessing": "True",
+                                                                             "num_workers": "6"})
+    d = advise(hang, get_scanner().db)
+    assert d.fixes[0].title.startswith("Confirm it: the same fit with use_multiprocessing=False")
+    assert "workers=6, use_multiprocessing=False" in d.fixes[0].code
+    assert any("py-spy dump" in c for f in d.fixes for c in f.commands)
+    assert not any(w in _code(d) for w in ("DataLoader", "persistent_workers", "timeout="))
+    assert any(n.startswith("Keras: the text runs Keras's loader") and "whose worker died" in n for n in d.notes)
+
+
+def test_kerass_threads_tried_after_its_processes_keep_the_processes_fact():
+    """"With use_multiprocessing=False it trains" is the reporter's workaround, as num_workers=0 is."""
+    for text in ("model.fit(seq, workers=4, use_multiprocessing=True)\nWith use_multiprocessing=False it trains.\n",
+                 "With use_multiprocessing=False it trains.\nmodel.fit(seq, workers=4, use_multiprocessing=True)\n"):
+        assert dllogscan.scan(text, classifier="off").facts["use_multiprocessing"] == "True"
+    assert dllogscan.scan("model_args.use_multiprocessing = True\n", classifier="off").facts == {}
 
 
 def test_an_ample_open_files_limit_turns_the_advice_to_what_holds_the_descriptors():

@@ -158,9 +158,13 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     OOM killer) is not the likeliest; ``windows`` for class A or such a death on Windows, ``macos``
     for such a death or a SIGKILL on a Mac (neither keeps an OOM killer log); ``keras`` or ``mxnet``
     for class D standing on that framework's loader or its wording of the error
-    (``LOADER_SITUATIONS``)."""
+    (``LOADER_SITUATIONS``), and ``keras`` for class D or E where the text runs Keras's workers as
+    processes (``keras_workers``)."""
     if diagnosis.cls == "D":
-        return frozenset(s for sig, s in LOADER_SITUATIONS.items() if sig in diagnosis.signatures)
+        shown = {s for sig, s in LOADER_SITUATIONS.items() if sig in diagnosis.signatures}
+        return frozenset(shown | ({"keras"} if keras_workers(facts) else set()))
+    if diagnosis.cls == "E" and keras_workers(facts):
+        return frozenset({"keras"})
     if diagnosis.cls == "A" and windows_shown(facts):
         return frozenset({"windows"})
     if diagnosis.cls == "A" and macos_shown(facts):
@@ -181,6 +185,12 @@ def situations(diagnosis: Diagnosis, facts: dict[str, str]) -> frozenset[str]:
     if diagnosis.cls == "B" and unexplained_exit(diagnosis, facts) and shm_small(facts):
         return frozenset({"shm-small"})
     return frozenset()
+
+
+def keras_workers(facts: dict[str, str]) -> bool:
+    """The text passes ``use_multiprocessing=True`` (``fact.keras-multiprocessing``): Keras runs its
+    Sequence or generator in forked processes, not threads."""
+    return facts.get("use_multiprocessing") == "True"
 
 
 def unexplained_exit(diagnosis: Diagnosis, facts: dict[str, str]) -> bool:
@@ -253,9 +263,12 @@ def situation_notes(shown: frozenset[str], facts: dict[str, str], cls: str = "",
                      f"killer log and has no /proc or /dev/shm. {what} The fixes below check that; the Linux commands "
                      "are left out.")
     if "keras" in shown:
-        notes.append(f"{KERAS_NOTE} the CUDA error stands beside Keras's use_multiprocessing, whose Sequence and "
-                     "generator workers are forked processes like the DataLoader's: a forked worker cannot use the "
-                     "CUDA (or TensorFlow GPU) state it inherited. The fixes below are Keras's.")
+        what = ("a forked worker cannot use the CUDA (or TensorFlow GPU) state it inherited" if cls == "D" else
+                "a forked worker can wait forever on a lock that one of the parent's threads (TensorFlow runs "
+                "pools of them) held at the fork, and Keras waits forever for a batch whose worker died")
+        notes.append(f"{KERAS_NOTE} the text runs Keras's loader with use_multiprocessing, whose Sequence or "
+                     f"generator workers are forked processes like the DataLoader's: {what}. The fixes below are "
+                     "Keras's.")
     if "mxnet" in shown:
         notes.append(f"{MXNET_NOTE} the CUDA error is MXNet's (mshadow's check on cudaSuccess) beside a data "
                      "loader's words: the gluon DataLoader's workers are forked processes, which cannot use the "

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -149,23 +150,26 @@ def filter_hits(hits: list[Hit], db: Database) -> list[Hit]:
     return kept
 
 
-#: facts whose zero never replaces a value already seen: a worker failure needs workers, so a
-#: ``num_workers=0`` after ``num_workers=8`` is the rerun the reporter tried ("with num_workers=0 it
-#: runs"), not the setting of the run that failed (and a fix filled in with 0 would be wrong: spawn
-#: with no workers). PyTorch's own hint ("Rerunning with num_workers=0 may give better error trace")
-#: gives no fact at all: ``fact.num-workers`` skips it (signatures/facts.toml)
-ZERO_KEEPS_EARLIER = frozenset({"num_workers"})
+#: facts whose workaround value never replaces a value already seen: a worker failure needs
+#: workers, so a ``num_workers=0`` after ``num_workers=8`` is the rerun the reporter tried ("with
+#: num_workers=0 it runs"), not the setting of the run that failed (and a fix filled in with 0 would
+#: be wrong: spawn with no workers); likewise Keras's ``use_multiprocessing=False`` after ``=True``
+#: (threads instead of forked workers). PyTorch's own hint ("Rerunning with num_workers=0 may give
+#: better error trace") gives no fact at all: ``fact.num-workers`` skips it (signatures/facts.toml)
+WORKAROUNDS: dict[str, Callable[[str], bool]] = {"num_workers": lambda v: v.strip("0") == "",
+                                                  "use_multiprocessing": lambda v: v == "False"}
 
 
 def collect_facts(hits: list[Hit], db: Database) -> dict[str, str]:
-    """Configuration facts (``fact`` role): the last value seen wins, except that a worker count
-    of 0 does not replace a count already seen (``ZERO_KEEPS_EARLIER``)."""
+    """Configuration facts (``fact`` role): the last value seen wins, except that a workaround's
+    value (no workers, threads) does not replace a setting already seen (``WORKAROUNDS``)."""
     facts: dict[str, str] = {}
     for hit in hits:
         if db.by_id[hit.signature].role != "fact":
             continue
         for key, value in hit.facts.items():
-            if key in ZERO_KEEPS_EARLIER and value.strip("0") == "" and facts.get(key, "0").strip("0"):
+            workaround = WORKAROUNDS.get(key)
+            if workaround and workaround(value) and key in facts and not workaround(facts[key]):
                 continue
             facts[key] = value
     return facts
