@@ -66,7 +66,7 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
 
 
 def test_a_slow_start_sentence_needs_persistent_workers_in_the_text_and_names_its_subclass():
-    [slow] = [r for r in RULES if r.subclass == "slow-start" and r.needs.pattern == "persistent_workers"]
+    [slow] = [r for r in RULES if r.subclass == "slow-start" and r.needs and r.needs.pattern == "persistent_workers"]
     told = [(1, "Each new epoch waits about 10 s before the first batch: the pause is gone with 0 workers.")]
     assert slow.sentence(told) is None  # nothing in the text names persistent_workers
     assert slow.sentence(told + [(4, "loader = DataLoader(ds, num_workers=8, persistent_workers=False)")]) == told[0]
@@ -74,7 +74,7 @@ def test_a_slow_start_sentence_needs_persistent_workers_in_the_text_and_names_it
 
 
 def test_a_pause_at_the_epoch_boundary_needs_only_the_loader_somewhere_in_the_text():
-    [boundary] = [r for r in RULES if r.subclass == "slow-start" and r.needs.pattern != "persistent_workers"]
+    [boundary] = [r for r in RULES if r.subclass == "slow-start" and r.needs and r.needs.pattern != "persistent_workers"]
     title = [(1, "# Lightning is very slow between epochs, compared to plain PyTorch")]
     assert boundary.sentence(title) is None  # no loader, no workers anywhere
     assert boundary.sentence(title + [(3, "train_loader = DataLoader(ds, num_workers=8)")]) == title[0]
@@ -83,6 +83,15 @@ def test_a_pause_at_the_epoch_boundary_needs_only_the_loader_somewhere_in_the_te
     # a rank waiting at an end-of-epoch barrier is no loader's pause
     assert boundary.sentence(title + [(3, "train_loader = DataLoader(ds, num_workers=8)"),
                                       (5, "dist.barrier() at the end of each epoch")]) is None
+
+
+def test_a_slow_worker_start_told_without_an_epoch_is_a_slow_start():
+    [start] = [r for r in RULES if r.subclass == "slow-start" and r.needs is None]
+    told = [(1, "# Each data-loader worker takes ~30 s to start")]
+    assert start.sentence(told) == told[0] and start.label == "E" and "start" in start.title
+    # the start-up of a dataset, not of the workers; and a question about the start-up
+    assert start.sentence([(1, "# Options to cut Megatron-LM data loader initialization time at scale")]) is None
+    assert start.sentence([(1, "Could you share rough numbers on how long worker startup takes for you?")]) is None
 
 
 def test_a_multi_rank_text_sets_a_hang_sentence_aside():
