@@ -38,7 +38,8 @@ SETTING_FACTS = frozenset({"num_workers", "prefetch_factor", "batch_size", "time
 #: make it; ``fd-limit-ample``, the open-files limit already at least what the advice would set;
 #: ``shm-small``, a worker death with no cause named beside a small or full /dev/shm; ``windows``
 #: and ``macos``, class A or a worker death with no cause named on those machines; ``keras`` and
-#: ``mxnet``, CUDA in the forked workers of Keras's or MXNet's own loader (class D)
+#: ``mxnet``, CUDA in the forked workers of Keras's or MXNet's own loader (class D), and ``keras``
+#: also a hang (class E) of Keras's workers run as processes (``use_multiprocessing=True``)
 SITUATIONS = frozenset({"shm-ample", "fd-limit-ample", "shm-small", "windows", "macos", "keras", "mxnet"})
 #: what a fix's ``platform`` may name: it is shown only where the text shows that platform or none
 #: (``advise.platform``)
