@@ -188,6 +188,8 @@ def test_a_hang_that_stays_without_workers_is_not_the_workers_hang():
 #: per class of a ``[[ruled_out]]`` rule, a line whose words alone give that class
 SAYS_CLASS = {"E": "Training with the DataLoader and num_workers=8 freezes at epoch 3.",
               "A": "The DataLoader with num_workers=8 fails when the disk fills up after epoch 3."}
+#: the same with no word a rule's ``aside`` takes (a hang told in a sentence always holds one)
+SAYS_CLASS_QUIETLY = {"E": "Training with the DataLoader and num_workers=8 on four GPUs."}
 KIND = {"E": "A hang"}
 
 
@@ -195,9 +197,11 @@ KIND = {"E": "A hang"}
 def test_every_ruled_out_sentence_sets_its_class_from_words_aside_with_its_note(rule):
     from dllogscan.classify.combine import combine, words_ruled_out
 
-    lines = [(1, SAYS_CLASS[rule.cls]), (2, rule.examples[0])]
+    says = SAYS_CLASS[rule.cls]
+    quiet = rule.aside is not None and rule.aside.search(says) is not None
+    lines = [(1, SAYS_CLASS_QUIETLY[rule.cls] if quiet else says), (2, rule.examples[0])]
     preds = [{rule.cls: 0.9, "none": 0.1}]  # the classifier alone
-    if rule.cls == "E":
+    if rule.cls == "E" and not quiet:
         preds.append({rule.cls: 0.45, "none": 0.55})  # the hang sentence, which the classifier backs
     for pred in preds:
         merged = combine([], pred, lines, _Words(), 0.5)
@@ -224,6 +228,23 @@ def test_a_full_disk_elsewhere_sets_aside_shared_memory_from_words_not_from_a_si
                      "OSError: [Errno 28] No space left on device: '/home/me/out/ckpt_epoch12.pth'"])
     result = dllogscan.scan_text(shm)
     assert result.diagnoses[0].cls == "A" and result.diagnoses[0].method != "classifier"
+
+
+def test_persistent_workers_named_with_no_cost_set_aside_a_hang_from_words_only():
+    """A request for persistent_workers is no slow start; any word of a cost anywhere in the text
+    (a pause, a duration, idle GPUs, a stall) keeps the hang read from the words."""
+    from dllogscan.classify.combine import combine, words_ruled_out
+
+    request = [(1, "# Add persistent_workers parameter to Dataloader"),
+               (2, "The Trainer should pass persistent_workers through to the DataLoader it builds for training.")]
+    kept, notes = words_ruled_out(combine([], {"E": 0.9, "none": 0.1}, request, _Words(), 0.5), request)
+    assert kept == [] and len(notes) == 1 and "line 1" in notes[0] and "persistent workers" in notes[0]
+    for cost in ("Every epoch starts with a 40 s gap while the workers come up.",
+                 "Between epochs the GPUs sit at 0% for a minute.",
+                 "에폭이 바뀔 때마다 1~2분 정도 멈춥니다."):
+        told = request + [(3, cost)]
+        kept, notes = words_ruled_out(combine([], {"E": 0.9, "none": 0.1}, told, _Words(), 0.5), told)
+        assert [d.cls for d in kept] == ["E"] and notes == ()
 
 
 def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
@@ -267,6 +288,8 @@ def test_the_isolation_step_leaves_a_signatures_hang_and_other_classes():
      "bad pattern"),
     ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "line {line}"\nexamples = []\ncounter_examples = []\n'
      'unless = "("\n', "bad pattern"),
+    ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "line {line}"\nexamples = []\ncounter_examples = []\n'
+     'aside = "("\n', "aside: bad pattern"),
     ('[[ruled_out]]\nid = "x"\nsentence = ["a"]\nnote = "line {line}"\nexamples = []\n', "needs exactly"),
 ])
 def test_a_malformed_ruled_out_table_names_itself(tmp_path, body, message):

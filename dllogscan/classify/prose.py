@@ -96,7 +96,7 @@ def unsure_hang_note(path: Path = DATA) -> str:
 class RuledOut:
     """A sentence that rules out a diagnosis of class ``cls`` read from words alone (``[[ruled_out]]``
     in the data file; ``class``, E unless given: a hang of the loader's workers): every pattern of
-    ``sentence`` in one sentence, and no ``unless``."""
+    ``sentence`` in one sentence, and no ``unless``; and no line of the text that ``aside`` takes."""
 
     id: str
     sentence_patterns: tuple["regex.Pattern[str]", ...]
@@ -106,6 +106,8 @@ class RuledOut:
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     cls: str = "E"
+    #: a line anywhere in the text that makes such a sentence no evidence (None: no such line)
+    aside: "regex.Pattern[str] | None" = None
 
     def _says(self, sentence: str) -> bool:
         return (all(p.search(sentence) for p in self.sentence_patterns)
@@ -113,6 +115,8 @@ class RuledOut:
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with such a sentence, else None."""
+        if self.aside is not None and any(self.aside.search(text) for _, text in lines):
+            return None
         for number, text in lines:
             if not all(p.search(text) for p in self.sentence_patterns):
                 continue
@@ -131,16 +135,17 @@ def ruled_out(path: Path = DATA) -> tuple[RuledOut, ...]:
     out = []
     for i, raw in enumerate(_document(path).get("ruled_out", []), start=1):
         where = f"ruled_out #{i}"
-        if (not isinstance(raw, dict) or not RULED_OUT_FIELDS <= set(raw) <= RULED_OUT_FIELDS | {"unless", "class"}
+        if (not isinstance(raw, dict) or not RULED_OUT_FIELDS <= set(raw) <= RULED_OUT_FIELDS | {"unless", "aside", "class"}
                 or not isinstance(raw["sentence"], list) or not raw["sentence"] or "{line}" not in raw["note"]
                 or raw.get("class", "E") not in RULED_OUT_CLASSES):
             raise SignatureError(f"{path}: {where} needs exactly {', '.join(sorted(RULED_OUT_FIELDS))} (and may "
-                                 "have unless, and class: one of A-E), a list of patterns in `sentence` and {line} "
+                                 "have unless, aside, and class: one of A-E), a list of patterns in `sentence` and {line} "
                                  "in `note`")
         patterns = tuple(data_pattern(path, f"{where} sentence", p) for p in raw["sentence"])
         unless = data_pattern(path, f"{where} unless", raw["unless"]) if raw.get("unless") else None
+        aside = data_pattern(path, f"{where} aside", raw["aside"]) if raw.get("aside") else None
         out.append(RuledOut(raw["id"], patterns, unless, raw["note"], tuple(raw["examples"]),
-                            tuple(raw["counter_examples"]), raw.get("class", "E")))
+                            tuple(raw["counter_examples"]), raw.get("class", "E"), aside))
     return tuple(out)
 
 
