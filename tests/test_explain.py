@@ -24,7 +24,7 @@ def explain(text: str) -> str:
 def test_explain_shows_hits_classifier_and_verdict():
     out = explain(progress_lines(30) + TB)
     assert "E.hang.keyboard-interrupt" in out and "kept" in out
-    assert "classifier (" in out and "about PyTorch training: yes" in out
+    assert "classifier (" in out and "about training or a data loader: yes" in out
     assert "verdict: 1 diagnosis(es)" in out and "E/hang" in out
 
 

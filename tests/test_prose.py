@@ -358,3 +358,20 @@ def test_another_frameworks_loader_counts_for_the_sentence_and_the_text_alike(tm
         assert pattern.search("model.fit(gen, use_multiprocessing=True) hangs")
     assert rule.loader.search("num_workers=4") and not rule.loader.search("the DataLoader")
     assert text.search("the DataLoader hangs") and not text.search("num_workers=4")
+
+
+def test_another_frameworks_loader_is_a_text_about_training():
+    """A Chainer MultiprocessIterator or Keras use_multiprocessing hang names neither PyTorch nor
+    training: the hang sentence still counts (the corpus labels another framework's loader failures
+    as the DataLoader's); a text about neither gets nothing from words."""
+    from dllogscan.classify.combine import about_training, told_in_prose
+
+    chainer = [(1, "# MultiprocessIterator hangs with no error on Linux"),
+               (2, "With n_processes=4 the MultiprocessIterator hangs after a few hundred iterations.")]
+    assert about_training(t for _, t in chainer)
+    [told] = told_in_prose({"E": 0.4, "none": 0.6}, chainer, set())
+    assert (told.cls, told.method) == ("E", "prose+classifier")
+    assert about_training(["The data loading step of our pipeline stalls."])
+    unrelated = [(1, "Our gunicorn service hangs after a few hundred requests; the worker never returns.")]
+    assert not about_training(t for _, t in unrelated)
+    assert told_in_prose({"E": 0.4, "none": 0.6}, unrelated, set()) == []

@@ -21,9 +21,10 @@
 - with no signature diagnosis, the classifier's top class makes a diagnosis of its own when its
   calibrated probability clears that class's threshold (chosen out of fold so that false alarms
   on look-alikes stay within budget, see ``calibrate.py``) and the text is about PyTorch training
-  at all (RELEVANT), citing the lines that speak most for it; otherwise: nothing found. (A kernel
-  log of a java service killed by the OOM killer reads like class B to a bag of words, but it is no
-  DataLoader report.) The confidence shown is the calibrated probability itself;
+  at all (RELEVANT) or names another framework's data loader or data loading (``about_training``),
+  citing the lines that speak most for it; otherwise: nothing found. (A kernel log of a java
+  service killed by the OOM killer reads like class B to a bag of words, but it is no DataLoader
+  report.) The confidence shown is the calibrated probability itself;
 - a hang told in prose (class E, from the classifier alone) also needs the text to speak of the
   data loader or its workers, or of the training loop's epochs, where those workers start and stop
   (``loader_text`` in ``data/prose.toml``: DataLoader, num_workers, workers, a train_loader, "data
@@ -153,7 +154,7 @@ def told_in_prose(pred: dict[str, float], lines: Sequence[tuple[int, str]], foun
     one per class, none of a class already ``found``."""
     from .prose import load_rules
 
-    if not any(RELEVANT.search(text) for _, text in lines):
+    if not about_training(t for _, t in lines):
         return []
     out = []
     for rule in load_rules():
@@ -226,7 +227,7 @@ def _confident_class(pred: dict[str, float], lines: Sequence[tuple[int, str]], m
     p = class_probability(pred, cls)
     if cls == "none" or p < max(thresholds.get(cls, DEFAULT_THRESHOLD), min_confidence):
         return None
-    if not any(RELEVANT.search(text) for _, text in lines):
+    if not about_training(t for _, t in lines):
         return None
     return cls, p
 
@@ -288,6 +289,17 @@ def from_words_alone(d: Diagnosis) -> bool:
     from .prose import ruled_out_classes
 
     return d.method in WORDS_ONLY and d.cls in ruled_out_classes()
+
+
+def about_training(texts) -> bool:
+    """Whether these texts are about PyTorch training at all (RELEVANT), or name another framework's
+    data loader or data loading (``prose.framework_loader_text``): the corpus labels another
+    framework's loader failures as the DataLoader's (rule ``other-framework-loader``), and a Chainer
+    ``MultiprocessIterator`` hang need name neither PyTorch nor training."""
+    from .prose import framework_loader_text
+
+    other = framework_loader_text()
+    return any(RELEVANT.search(t) or other.search(t) for t in texts)
 
 
 def speaks_of_loader(texts: Sequence[str]) -> bool:

@@ -83,6 +83,15 @@ def loader_text(path: Path = DATA) -> "regex.Pattern[str]":
 
 
 @lru_cache(maxsize=2)
+def framework_loader_text(path: Path = DATA) -> "regex.Pattern[str]":
+    """Another framework's data loader (``other_loaders`` in the data file) or data loading named:
+    a text about training's data pipeline even where it names neither PyTorch nor training
+    (``combine.about_training``)."""
+    others = _document(path).get("other_loaders", "")
+    return data_pattern(path, "other_loaders", "|".join(f"(?:{p})" for p in (others, r"\bdata[ _-]?loading\b") if p))
+
+
+@lru_cache(maxsize=2)
 def unsure_hang_note(path: Path = DATA) -> str:
     """The note of a text the classifier reads as a hang that ``loader_text`` keeps from it
     (``unsure_hang_note`` in the data file; ``{p}``: the classifier's probability)."""

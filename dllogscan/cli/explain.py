@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import api
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
-from ..correlate.candidates import RELEVANT, filter_hits
+from ..correlate.candidates import filter_hits
 from ..correlate.scope import ELSEWHERE
 from ..core.errors import SourceError
 
@@ -16,7 +16,7 @@ from ..core.errors import SourceError
 def classifier_view(source: sources.Source, scanner) -> list[str]:
     """What the text classifier makes of the source, whether or not the verdict consulted it."""
     from ..classify import light
-    from ..classify.combine import scaled, speaks_of_loader
+    from ..classify.combine import about_training, scaled, speaks_of_loader
     from ..classify.digest import digest_lines
     from ..classify.prose import first_ruled_out, ruled_out_classes
 
@@ -29,7 +29,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
         return ["classifier: no text to read"]
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
-    relevant = any(RELEVANT.search(t) for _, t in lines)
+    relevant = about_training(t for _, t in lines)
     texts = [t for _, t in lines]
     loader = speaks_of_loader(texts)
     aside = ""
@@ -42,7 +42,7 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
     scaling = getattr(model, "verdict_scaling", None)
     shown = ("; a verdict it weighs in on shows how often such verdicts were right, out of fold: "
              + ", ".join(f"{c:.0%} -> {scaled(c, scaling):.0%}" for c in (0.5, 0.7, 0.9, 0.99))) if scaling else ""
-    return [f"classifier ({len(lines)} lines read; about PyTorch training: {'yes' if relevant else 'no'}; "
+    return [f"classifier ({len(lines)} lines read; about training or a data loader: {'yes' if relevant else 'no'}; "
             f"speaks of the data loader or its epochs: {'yes' if loader else 'no (no hang from the classifier alone)'}{aside}): "
             + ", ".join(f"{label} {p:.0%}" for label, p in ranked[:5])
             + (f"; calibrated (temperature {model.temperature:.2f}); it diagnoses alone at {thresholds}"
