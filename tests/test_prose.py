@@ -63,6 +63,9 @@ def test_a_malformed_table_names_itself(tmp_path, body, message):
     bad.write_text(body, encoding="utf-8")
     with pytest.raises(SignatureError, match=message):
         prose.load_rules(bad)
+    if "other_loaders" in body:  # the training gate reads it on its own too (combine.about_training)
+        with pytest.raises(SignatureError, match=message):
+            prose.framework_loader_text(bad)
 
 
 def test_a_slow_start_sentence_needs_persistent_workers_in_the_text_and_names_its_subclass():

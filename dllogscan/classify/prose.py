@@ -63,10 +63,16 @@ def _required_text(path: Path, doc: dict, key: str, what: str) -> str:
 def _loader_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Pattern[str]":
     """``key``'s pattern joined with ``other_loaders`` (another framework's data loader, whose words
     are the loader's for ``loader`` and ``loader_text`` alike), compiled once."""
+    others = _other_loaders(path, doc)
+    return data_pattern(path, key, "|".join(f"(?:{p})" for p in (_required_text(path, doc, key, what), others) if p))
+
+
+def _other_loaders(path: Path, doc: dict) -> str:
+    """The data file's ``other_loaders`` pattern ("" when it has none)."""
     others = doc.get("other_loaders", "")
     if not isinstance(others, str):
         raise SignatureError(f"{path}: `other_loaders` must be a pattern")
-    return data_pattern(path, key, "|".join(f"(?:{p})" for p in (_required_text(path, doc, key, what), others) if p))
+    return others
 
 
 @lru_cache(maxsize=2)
@@ -87,7 +93,7 @@ def framework_loader_text(path: Path = DATA) -> "regex.Pattern[str]":
     """Another framework's data loader (``other_loaders`` in the data file) or data loading named:
     a text about training's data pipeline even where it names neither PyTorch nor training
     (``combine.about_training``)."""
-    others = _document(path).get("other_loaders", "")
+    others = _other_loaders(path, _document(path))
     return data_pattern(path, "other_loaders", "|".join(f"(?:{p})" for p in (others, r"\bdata[ _-]?loading\b") if p))
 
 
