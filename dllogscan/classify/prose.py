@@ -22,6 +22,11 @@ OPTIONAL = {"aside", "needs", "subclass", "title", "loader"}
 SENTENCE_END = regex.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
+def _anywhere(pattern: "regex.Pattern[str] | None", lines: Sequence[tuple[int, str]]) -> bool:
+    """Whether ``pattern`` (None: no pattern) matches a line anywhere in the text."""
+    return pattern is not None and any(pattern.search(text) for _, text in lines)
+
+
 @dataclass(frozen=True)
 class ProseRule:
     label: str
@@ -42,9 +47,7 @@ class ProseRule:
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with a sentence that tells this failure, else None."""
-        if self.aside is not None and any(self.aside.search(text) for _, text in lines):
-            return None
-        if self.needs is not None and not any(self.needs.search(text) for _, text in lines):
+        if _anywhere(self.aside, lines) or (self.needs is not None and not _anywhere(self.needs, lines)):
             return None
         for number, text in lines:
             if not self.words.search(text) or self.unless.search(text):
@@ -130,7 +133,7 @@ class RuledOut:
 
     def sentence(self, lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
         """The first (line number, line) with such a sentence, else None."""
-        if self.aside is not None and any(self.aside.search(text) for _, text in lines):
+        if _anywhere(self.aside, lines):
             return None
         for number, text in lines:
             if not all(p.search(text) for p in self.sentence_patterns):

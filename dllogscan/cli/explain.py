@@ -29,8 +29,8 @@ def classifier_view(source: sources.Source, scanner) -> list[str]:
         return ["classifier: no text to read"]
     pred = model.predict(["\n".join(t for _, t in lines)])[0]
     ranked = sorted(pred.items(), key=lambda kv: -kv[1])
-    relevant = about_training(t for _, t in lines)
     texts = [t for _, t in lines]
+    relevant = about_training(texts)
     loader = speaks_of_loader(texts)
     aside = ""
     for cls in sorted(ruled_out_classes()):
