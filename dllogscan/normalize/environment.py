@@ -7,14 +7,13 @@ every line.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR
+from ..core.paths import DATA_DIR, data_document
 
 ENVIRONMENT_FILE = DATA_DIR / "environment.toml"
 
@@ -45,13 +44,12 @@ class EnvironmentShapes:
 @lru_cache(maxsize=2)
 def shipped_shapes(path: Path = ENVIRONMENT_FILE) -> EnvironmentShapes:
     """The shapes of ``data/environment.toml`` (a malformed file is a one-line SignatureError)."""
+    doc = data_document(path)
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
         shapes = EnvironmentShapes(_joined(doc["strong"]), _joined(doc["weak"]), re.compile(doc["veto"]),
                                    re.compile(doc["fence"]), re.compile(doc["heading"]),
                                    int(doc["min_strong"]), int(doc["max_chars"]))
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, re.error) as exc:
+    except (KeyError, TypeError, ValueError, re.error) as exc:
         raise SignatureError(f"{path.name}: {type(exc).__name__}: {exc}") from None
     if shapes.min_strong < 1 or shapes.max_chars < 1:
         raise SignatureError(f"{path.name}: min_strong and max_chars must be at least 1")

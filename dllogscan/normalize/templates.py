@@ -8,14 +8,13 @@ see every line.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR
+from ..core.paths import DATA_DIR, data_document
 
 TEMPLATES_FILE = DATA_DIR / "templates.toml"
 COMMENT_OPEN, COMMENT_CLOSE = "<!--", "-->"
@@ -38,15 +37,14 @@ class TemplateShapes:
 @lru_cache(maxsize=2)
 def shipped_shapes(path: Path = TEMPLATES_FILE) -> TemplateShapes:
     """The shapes of ``data/templates.toml`` (a malformed file is a one-line SignatureError)."""
+    doc = data_document(path)
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
         patterns = [doc["sections"], *doc["boilerplate"]]
         if not all(isinstance(p, str) for p in patterns):
             raise TypeError("sections and boilerplate must be patterns")
         shapes = TemplateShapes(re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE),
                                 int(doc["max_chars"]))
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, re.error) as exc:
+    except (KeyError, TypeError, ValueError, re.error) as exc:
         raise SignatureError(f"{path.name}: {type(exc).__name__}: {exc}") from None
     if shapes.max_chars < 1:
         raise SignatureError(f"{path.name}: max_chars must be at least 1")
