@@ -12,7 +12,7 @@ from typing import Sequence
 import regex
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR, data_document, data_pattern
+from ..core.paths import DATA_DIR, alternatives, data_document, data_pattern
 from ..signatures.database import SUBCLASS_RE
 from .labels import LABELS
 
@@ -67,12 +67,7 @@ def _loader_pattern(path: Path, doc: dict, key: str, what: str) -> "regex.Patter
     """``key``'s pattern joined with ``other_loaders`` (another framework's data loader, whose words
     are the loader's for ``loader`` and ``loader_text`` alike), compiled once."""
     others = _other_loaders(path, doc)
-    return data_pattern(path, key, _alternatives(_required_text(path, doc, key, what), others))
-
-
-def _alternatives(*patterns: str) -> str:
-    """One pattern that matches where any of the non-empty ``patterns`` does."""
-    return "|".join(f"(?:{p})" for p in patterns if p)
+    return data_pattern(path, key, alternatives(_required_text(path, doc, key, what), others))
 
 
 def _other_loaders(path: Path, doc: dict) -> str:
@@ -102,7 +97,7 @@ def framework_loader_text(path: Path = DATA) -> "regex.Pattern[str]":
     a text about training's data pipeline even where it names neither PyTorch nor training
     (``combine.about_training``)."""
     others = _other_loaders(path, _document(path))
-    return data_pattern(path, "other_loaders", _alternatives(others, r"\bdata[ _-]?loading\b"))
+    return data_pattern(path, "other_loaders", alternatives(others, r"\bdata[ _-]?loading\b"))
 
 
 @lru_cache(maxsize=2)
@@ -200,7 +195,7 @@ def load_rules(path: Path = DATA) -> tuple[ProseRule, ...]:
                                  f"{', '.join(sorted(OPTIONAL))}) and a label of {LABELS}")
         where = f"told #{i}"
         asides = [p for p in (elsewhere, raw.get("aside", "")) if p]
-        aside = data_pattern(path, where, _alternatives(*asides)) if asides else None
+        aside = data_pattern(path, where, alternatives(*asides)) if asides else None
         needs = data_pattern(path, where, raw["needs"]) if raw.get("needs") else None
         subject = data_pattern(path, where, raw["loader"]) if raw.get("loader") else loader
         subclass = raw.get("subclass")

@@ -48,6 +48,11 @@ def data_document(path: Path) -> dict:
         raise SignatureError(f"{path}: cannot load: {exc}") from None
 
 
+def alternatives(*patterns: str) -> str:
+    """One pattern that matches where any of the non-empty ``patterns`` does."""
+    return "|".join(f"(?:{p})" for p in patterns if p)
+
+
 def data_pattern(path: Path, where: str, pattern: str):
     """A data file's case-insensitive pattern, compiled; a bad one raises ``SignatureError`` naming
     the file and ``where`` in it."""

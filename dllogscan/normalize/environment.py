@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR, data_document
+from ..core.paths import DATA_DIR, alternatives, data_document
 
 ENVIRONMENT_FILE = DATA_DIR / "environment.toml"
 
@@ -59,7 +59,7 @@ def shipped_shapes(path: Path = ENVIRONMENT_FILE) -> EnvironmentShapes:
 def _joined(patterns: Sequence[str]) -> "re.Pattern[str]":
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         raise TypeError("patterns must be a list of strings")
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
+    return re.compile(alternatives(*patterns))
 
 
 def environment_lines(lines: Sequence[tuple[int, str]], shapes: EnvironmentShapes | None = None) -> set[int]:

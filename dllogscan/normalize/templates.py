@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import SignatureError
-from ..core.paths import DATA_DIR, data_document
+from ..core.paths import DATA_DIR, alternatives, data_document
 
 TEMPLATES_FILE = DATA_DIR / "templates.toml"
 COMMENT_OPEN, COMMENT_CLOSE = "<!--", "-->"
@@ -42,7 +42,7 @@ def shipped_shapes(path: Path = TEMPLATES_FILE) -> TemplateShapes:
         patterns = [doc["sections"], *doc["boilerplate"]]
         if not all(isinstance(p, str) for p in patterns):
             raise TypeError("sections and boilerplate must be patterns")
-        shapes = TemplateShapes(re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE),
+        shapes = TemplateShapes(re.compile(alternatives(*patterns), re.IGNORECASE),
                                 int(doc["max_chars"]))
     except (KeyError, TypeError, ValueError, re.error) as exc:
         raise SignatureError(f"{path.name}: {type(exc).__name__}: {exc}") from None
