@@ -35,7 +35,7 @@ FACTS = {"pid", "pids", "worker_id", "signal", "errno", "exception", "message", 
          "exit_code", "rss_kb", "process", "rank", "strategy", "persistent_workers", "pin_memory",
          "start_method", "open_files", "batch_shape", "shm_use", "cpu_count", "pod",
          "collective_timeout_ms", "windows", "python", "start_method_call", "macos", "signalled_pid",
-         "use_multiprocessing"}
+         "use_multiprocessing", "torch"}
 CLASS_B_PREFIXES = ("oom", "getitem", "crash")
 FIX_KEYS = {"key", "title", "why", "commands", "code", "rank", "when", "platform", "already"}
 PLACEHOLDERS = {"pid", "pids", "worker_id", "num_workers", "prefetch_factor", "batch_size",

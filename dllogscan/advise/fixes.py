@@ -9,6 +9,7 @@ from ..core.models import Diagnosis, Fix
 from ..signatures.database import PLACEHOLDER_RE, Database, FixEntry
 from .platform import (WINDOWS_START, default_start, kept, macos_shown, namespaced, platforms_shown, settled,
                        windows_shown)
+from .versions import missing_options, needs_note
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B?)?\s*$", re.IGNORECASE)
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -353,10 +354,11 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     start = default_start(facts)
     fitting = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
     entries = [(f, commands) for f, commands in fitting if not settled(f, start and start[0])]  # no-op switches
-    entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None)  # stable: made ones last
+    # stable: fixes whose setting the text shows made, or whose code this PyTorch cannot run, go last
+    entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None or bool(missing_options(e[0], facts)))
     values = fill_values(facts)
     fixes = tuple(
-        Fix(rank=i, title=fill(f.title, values) + already_note(f, facts), why=fill(f.why, values),
+        Fix(rank=i, title=fill(f.title, values) + already_note(f, facts) + needs_note(f, facts), why=fill(f.why, values),
             commands=tuple(namespaced(fill(c, values), facts) for c in commands),
             code=fill(f.code, values) if f.code else None)
         for i, (f, commands) in enumerate(entries, start=1))
