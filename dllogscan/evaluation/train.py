@@ -130,7 +130,11 @@ def symptom_texts() -> tuple[list[str], list[str]]:
 
 
 def trainable(items: Sequence[Item]) -> list[Item]:
-    """Items whose label is settled: ambiguous threads are neither trained on nor scored."""
+    """Items whose label is settled: ambiguous threads are neither trained on nor scored. Session 57
+    trained on the 225 ambiguous threads too (both passes' labels, half each where they differ),
+    scored on the settled ones (classifier alone, grouped 5-fold, argmax macro-F1 over A-E / average
+    precision D, E): 0.780 / 0.739, 0.830 without; 0.778 / 0.746, 0.826 at half weight; 0.775 /
+    0.746, 0.824 at full weight. Within the folds' noise: not kept."""
     return [i for i in items if not i.ambiguous]
 
 
