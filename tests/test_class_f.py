@@ -107,3 +107,81 @@ def test_main_module_text_needs_the_loader_or_the_spawned_childs_frame(tmp_path)
     assert [(d.cls, d.subclass) for d in dllogscan.scan(child).diagnoses] == [("F", "main-module")]
     # ... but not without the loader: a user's own spawn pool
     assert not any(d.cls == "F" for d in dllogscan.scan(SPAWNED_CHILD).diagnoses)
+
+
+def _rerun(module_line: str, error: str, runpy: str = "py38") -> str:
+    """A spawned child's traceback on Windows: the child re-runs the main script (spawn's
+    _fixup_main_from_path -> runpy) and fails at its module-level ``module_line``."""
+    lib = "C:\\Python38\\lib"
+    if runpy == "py38":
+        frames = (f'  File "{lib}\\runpy.py", line 265, in run_path\n'
+                  "    return _run_module_code(code, init_globals, run_name,\n"
+                  f'  File "{lib}\\runpy.py", line 97, in _run_module_code\n'
+                  "    _run_code(code, mod_globals, init_globals,\n"
+                  f'  File "{lib}\\runpy.py", line 87, in _run_code\n'
+                  "    exec(code, run_globals)\n")
+    else:  # Python 3.11+: runpy is frozen, its frames print no source line
+        frames = ('  File "<frozen runpy>", line 291, in run_path\n'
+                  '  File "<frozen runpy>", line 98, in _run_module_code\n'
+                  '  File "<frozen runpy>", line 88, in _run_code\n')
+    return ("Traceback (most recent call last):\n"
+            '  File "<string>", line 1, in <module>\n'
+            f'  File "{lib}\\multiprocessing\\spawn.py", line 116, in spawn_main\n'
+            "    exitcode = _main(fd, parent_sentinel)\n"
+            f'  File "{lib}\\multiprocessing\\spawn.py", line 125, in _main\n'
+            "    prepare(preparation_data)\n"
+            f'  File "{lib}\\multiprocessing\\spawn.py", line 236, in prepare\n'
+            "    _fixup_main_from_path(data['init_main_from_path'])\n"
+            f'  File "{lib}\\multiprocessing\\spawn.py", line 287, in _fixup_main_from_path\n'
+            "    main_content = runpy.run_path(main_path,\n"
+            + frames +
+            '  File "D:\\proj\\main.py", line 37, in <module>\n'
+            f"    {module_line}\n" + error)
+
+
+TRAIN_AGAIN = ('  File "D:\\proj\\train.py", line 40, in train\n'
+               "    train_dataset = BalancedDataset(opt)\nMemoryError\n")
+PAGING = ('  File "C:\\Python38\\lib\\site-packages\\torch\\__init__.py", line 129, in <module>\n    raise err\n'
+          'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+          '"C:\\Python38\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops.dll" or one of its dependencies.\n')
+
+
+def test_a_child_that_runs_the_training_again_is_a_missing_main_guard(tmp_path):
+    """corpus/threads none-jaidedai-easyocr-1028's shape: each spawned worker re-ran main.py's
+    module-level train(...) and died of it; the parent's bare worker exit is absorbed."""
+    for runpy in ("py38", "frozen"):
+        path = tmp_path / f"rerun-{runpy}.txt"
+        path.write_text(_rerun("train(opt, amp=False)", TRAIN_AGAIN, runpy) + PARENT)
+        got = dllogscan.scan(path).diagnoses
+        assert [(d.cls, d.subclass) for d in got] == [("F", "main-guard")], runpy
+        assert "F.main-guard.child-ran-script" in got[0].signatures
+        assert any("_fixup_main_from_path" in e.text for e in got[0].evidence)
+        assert "if __name__ == '__main__':" in got[0].fixes[0].code
+
+
+def test_a_child_that_dies_importing_torch_stays_a_windows_memory_failure(tmp_path):
+    """The child's module-level line is an import: it died of the import (the paging file), not of
+    the missing guard; and a frame whose source line was cut off is not read either."""
+    path = tmp_path / "import.txt"
+    path.write_text(_rerun("import torch", PAGING) + PARENT)
+    got = dllogscan.scan(path).diagnoses
+    assert got and got[0].cls == "B" and not any(d.cls == "F" for d in got)
+    cut = tmp_path / "cut.txt"
+    cut.write_text(_rerun("", "") + PARENT)
+    assert not any(d.cls == "F" for d in dllogscan.scan(cut).diagnoses)
+
+
+def test_a_parent_run_with_python_m_is_not_read_as_a_child(tmp_path):
+    """runpy's frames above a module-level frame are also a parent started with python -m: without
+    the spawned child's own frame nearby there is no re-run, and the worker exit stays B."""
+    parent = ("Traceback (most recent call last):\n"
+              '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+              '  File "<frozen runpy>", line 88, in _run_code\n'
+              '  File "/home/me/proj/train.py", line 37, in <module>\n'
+              "    train(opt)\n"
+              '  File "/home/me/proj/train.py", line 20, in train\n'
+              "    for x, y in loader:\n" + PARENT)
+    path = tmp_path / "parent.txt"
+    path.write_text(parent)
+    got = dllogscan.scan(path).diagnoses
+    assert got and got[0].cls == "B"
