@@ -355,10 +355,12 @@ def advise(diagnosis: Diagnosis, db: Database) -> Diagnosis:
     fitting = kept(db.fixes_for(diagnosis.cls, diagnosis.subclass, shown), platforms_shown(facts, diagnosis.signatures))
     entries = [(f, commands) for f, commands in fitting if not settled(f, start and start[0])]  # no-op switches
     # stable: fixes whose setting the text shows made, or whose code this PyTorch cannot run, go last
-    entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None or bool(missing_options(e[0], facts)))
+    entries = sorted(entries, key=lambda e: already_set(e[0], facts) is not None
+                     or bool(missing_options(e[0], facts)))
     values = fill_values(facts)
     fixes = tuple(
-        Fix(rank=i, title=fill(f.title, values) + already_note(f, facts) + needs_note(f, facts), why=fill(f.why, values),
+        Fix(rank=i, title=fill(f.title, values) + already_note(f, facts) + needs_note(f, facts),
+            why=fill(f.why, values),
             commands=tuple(namespaced(fill(c, values), facts) for c in commands),
             code=fill(f.code, values) if f.code else None)
         for i, (f, commands) in enumerate(entries, start=1))

@@ -59,4 +59,5 @@ def needs_note(fix: FixEntry, facts: Mapping[str, str]) -> str:
         return ""
     since = max(s for option, s, _ in option_releases() if option in missing)
     verb = "need" if len(missing) > 1 else "needs"
-    return f" ({' and '.join(missing)} {verb} PyTorch {since[0]}.{since[1]} or later; the text shows PyTorch {facts['torch']})"
+    return (f" ({' and '.join(missing)} {verb} PyTorch {since[0]}.{since[1]} or later; "
+            f"the text shows PyTorch {facts['torch']})")
