@@ -6,6 +6,10 @@ LOOKBEHIND = 64 << 10
 LOOKAHEAD = 256 << 10
 MAX_LINE = 16 << 10
 WINDOW = 2048
+#: a message wrapped across two lines (matcher._join): a line longer than this is not joined to a
+#: neighbour; a piece of a split long line (a line of repeated keywords) would otherwise be cleaned
+#: and searched again for each of its neighbours
+WRAP_MAX = 2048
 BEFORE_LINES = 20
 TAIL_LINES = 30
 MAX_HITS_PER_SIGNATURE = 200

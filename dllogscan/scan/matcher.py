@@ -188,7 +188,10 @@ class LineMatcher:
     def _join(self, side: str, data: bytes, start: int, end: int, lineno: int, texts: list[str],
               memo: "LineMemo", group) -> tuple[str, int] | None:
         """This line joined with its previous or next line, and the offset of the join; None when
-        the neighbour is empty or absent, or the screen finds nothing in the joined text."""
+        the neighbour is empty or absent, this line is longer than a wrapped message's part
+        (``limits.WRAP_MAX``), or the screen finds nothing in the joined text."""
+        if end - start > limits.WRAP_MAX:
+            return None
         if side == "prev":
             prev = lines_before(data, start, 1, lineno, memo)
             if not prev or prev[0][0] != lineno - 1:
