@@ -143,3 +143,16 @@ def test_no_suspected_signatures_example_is_refined_to_a_subclass_by_the_shipped
         pred = model.predict([example])[0]
         b = {label: p for label, p in pred.items() if label.startswith("B.")}
         assert max(b.values()) < REFINE_SUBCLASS, (example, b)
+
+
+@pytest.mark.parametrize("head, tail", [
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with",
+     "multiprocessing, you must use the 'spawn' start method"),
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess.",
+     "To use CUDA with multiprocessing, you must use the 'spawn' start method"),
+])
+def test_the_cuda_fork_text_wrapped_across_two_lines_is_still_d(head, tail):
+    """A terminal or a mail client wrapped the guide's D text at a space: its second half is part
+    of the message cited, not words beside it that show no DataLoader (which would make it H)."""
+    got = dllogscan.scan_text(f"{head}\n{tail}\n", classifier="off").diagnoses
+    assert [(d.cls, d.subclass) for d in got] == [("D", "cuda-fork")]

@@ -101,11 +101,13 @@ class OutsideRule:
                 found = HostLine(number, m.group(0), text)
         return found
 
-    def unseen(self, lines: Sequence[tuple[int, str]], failure_lines: set[int]) -> bool:
+    def unseen(self, lines: Sequence[tuple[int, str]], failure_lines: set[int],
+               failure_texts: Sequence[str] = ()) -> bool:
         """Whether the text shows neither the DataLoader nor a training run (``training``, or a
         progress line: ``step 120 loss: 0.3``), and is more than the failure's own lines pasted
-        alone."""
-        if self.training is None or _alone(failure_lines, lines):
+        alone (``failure_texts``: the cited messages, which hold both parts of one wrapped across
+        two lines)."""
+        if self.training is None or _alone(failure_lines, lines, failure_texts):
             return False
         return not any(self.shows_loader(text, self.unseen_ignores) or self.training.search(text)
                        or PROGRESS_RE.search(text) for _, text in lines)
@@ -160,7 +162,8 @@ def set_aside(diagnoses: Sequence[Diagnosis], lines: Sequence[tuple[int, str]],
         where = rule.host_line(lines)
         failure = next((d for d in kept if d.cls in rule.classes and d.canonical), None)
         if where is None:
-            if failure is None or not rule.unseen(lines, {e.line for e in failure.evidence}):
+            if failure is None or not rule.unseen(lines, {e.line for e in failure.evidence},
+                                                  [e.text for e in failure.evidence]):
                 continue
             note = rule.unseen_note.format(line=failure.evidence[0].line if failure.evidence else "?")
         elif rule.alone_keeps and failure is not None and _alone({e.line for e in failure.evidence}, lines):
@@ -211,6 +214,14 @@ def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int,
     return []
 
 
-def _alone(failure_lines: set[int], lines: Sequence[tuple[int, str]]) -> bool:
-    """Whether the failure's own lines are all the text says (beside fences and a traceback header)."""
-    return all(number in failure_lines or BARE_LINE.fullmatch(text.strip()) for number, text in lines)
+#: the least length of a line counted as part of a cited message (``_alone``)
+WRAPPED_PART_MIN = 12
+
+
+def _alone(failure_lines: set[int], lines: Sequence[tuple[int, str]], failure_texts: Sequence[str] = ()) -> bool:
+    """Whether the failure's own lines are all the text says (beside fences and a traceback header).
+    A line that is part of a cited message (the second half of one wrapped across two lines, cited
+    once and whole on the first) is the failure's own too."""
+    return all(number in failure_lines or BARE_LINE.fullmatch(text.strip())
+               or (len(text.strip()) >= WRAPPED_PART_MIN and any(text.strip() in t for t in failure_texts))
+               for number, text in lines)
