@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..signatures.database import PLATFORMS, FixEntry
+from .versions import version
 
 #: facts that only a platform's own output gives (the signatures' named groups, and what
 #: ``dllogscan slurm`` / ``dllogscan k8s`` add)
@@ -165,8 +166,7 @@ def default_start(facts: Mapping[str, str]) -> tuple[str, str] | None:
 
 def python_version(facts: Mapping[str, str]) -> tuple[int, int] | None:
     """The text's Python as (major, minor) (the fact ``python``), or None."""
-    major, _, minor = facts.get("python", "").partition(".")
-    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+    return version(facts.get("python", ""))
 
 
 def switched_to(fix: FixEntry) -> frozenset[str]:

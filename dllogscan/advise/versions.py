@@ -21,7 +21,8 @@ VERSION = re.compile(r"(\d{1,3})\.(\d{1,3})")
 
 
 def version(text: str) -> tuple[int, int] | None:
-    """``"1.5.1"`` or ``"2.1.0+cu118"`` -> (major, minor); None for anything else."""
+    """``"1.5.1"``, ``"2.1.0+cu118"`` or ``"3.14"`` -> (major, minor); None for anything else. Read
+    for the ``torch`` fact here and the ``python`` fact in ``platform.python_version``."""
     m = VERSION.match(text or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
