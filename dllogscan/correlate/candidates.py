@@ -66,8 +66,12 @@ SHAPE_NOISE_RE = re.compile(r"\s+|[.:;,]+\s*$")
 FAILURE_CLASSES = tuple(c for c in CLASSES if c != "none")
 
 #: the DataLoader's own words (the ``@loader`` condition): narrower than RELEVANT (no "torch",
-#: "dataset" or "training") and than a prose "worker" (a Celery or Gunicorn worker is none of the loader's)
-LOADER_WORDS = re.compile(r"num_workers|num-workers|workers_per_gpu|data ?loader", re.IGNORECASE)
+#: "dataset" or "training") and than a prose "worker" (a Celery or Gunicorn worker is none of the
+#: loader's); also the names code gives a DataLoader (``for x, y in train_loader:``, ``val_loader``,
+#: ``trainloader``: the same names as ``loader_text`` in data/prose.toml)
+LOADER_WORDS = re.compile(
+    r"num_workers|num-workers|workers_per_gpu|data ?loader"
+    r"|\b(?:train|val|valid|validation|test|eval)_?(?:data_?)?loader\b", re.IGNORECASE)
 
 #: the built-in conditions that read the lines around a hit, both ways (``@progress`` reads before)
 WINDOW_CONDITIONS = {"@relevant": RELEVANT, "@loader": LOADER_WORDS, "@loader-frame": LOADER_FRAME_RE}
