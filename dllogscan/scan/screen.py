@@ -63,11 +63,15 @@ def _group_end(pattern: str, i: int) -> int:
     raise ValueError("unbalanced group")
 
 
-def loosen(pattern: str) -> str | None:
+def loosen(pattern: str, keep_start: bool = False) -> str | None:
     """``pattern`` without its zero-width assertions and group names, or None when it has a
-    construct this does not rewrite (back-references, inline flags, conditionals)."""
-    out: list[str] = []
-    i, after_quantifier = 0, False
+    construct this does not rewrite (back-references, inline flags, conditionals). ``keep_start``
+    keeps a ``^`` that opens the whole pattern: a screen searched in the same texts as the
+    signature (and compiled without MULTILINE, as signatures are) anchors where the signature does,
+    and an unanchored class-led pattern is tried at every offset of a long line (a line of 4 000
+    ``OS | `` took 11 ms per 4 KB piece for the environment facts' screen)."""
+    out: list[str] = ["^"] if keep_start and pattern.startswith("^") else []
+    i, after_quantifier = len(out), False
     while i < len(pattern):
         c = pattern[i]
         if c == "+" and after_quantifier:
@@ -262,7 +266,7 @@ def build(signatures: Iterable[Any]) -> Any | None:
     for sig in signatures:
         if getattr(sig, "user", False):  # unvetted: only its budgeted pattern may run
             return None
-        loose = loosen(sig.pattern)
+        loose = loosen(sig.pattern, keep_start="m" not in sig.flags)
         if loose is None:
             return None
         parts.append(f"(?i:{loose})" if "i" in sig.flags else f"(?:{loose})")
