@@ -63,15 +63,11 @@ def _group_end(pattern: str, i: int) -> int:
     raise ValueError("unbalanced group")
 
 
-def loosen(pattern: str, keep_start: bool = False) -> str | None:
+def loosen(pattern: str) -> str | None:
     """``pattern`` without its zero-width assertions and group names, or None when it has a
-    construct this does not rewrite (back-references, inline flags, conditionals). ``keep_start``
-    keeps a ``^`` that opens the whole pattern: a screen searched in the same texts as the
-    signature (and compiled without MULTILINE, as signatures are) anchors where the signature does,
-    and an unanchored class-led pattern is tried at every offset of a long line (a line of 4 000
-    ``OS | `` took 11 ms per 4 KB piece for the environment facts' screen)."""
-    out: list[str] = ["^"] if keep_start and pattern.startswith("^") else []
-    i, after_quantifier = len(out), False
+    construct this does not rewrite (back-references, inline flags, conditionals)."""
+    out: list[str] = []
+    i, after_quantifier = 0, False
     while i < len(pattern):
         c = pattern[i]
         if c == "+" and after_quantifier:
@@ -259,17 +255,52 @@ def _round_parts(sig: Any) -> list[Any] | None:
     return _ROUND[key]
 
 
+def unnamed(pattern: str) -> str | None:
+    """``pattern`` with its named groups made plain (``(?P<pid>`` -> ``(?:``), so that the
+    patterns of a group may be joined in one alternation; None when it refers to a group
+    (back-references: a number, ``(?P=name)``, ``g<name>`` after a backslash)."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if pattern[i + 1: i + 2].isdigit() or pattern[i + 1: i + 2] in ("g", "k"):
+                return None
+            out.append(pattern[i: i + 2])
+            i += 2
+        elif c == "[":
+            end = _class_end(pattern, i)
+            out.append(pattern[i:end])
+            i = end
+        elif pattern.startswith("(?P=", i):
+            return None
+        elif pattern.startswith(("(?P<", "(?<"), i) and not pattern.startswith(("(?<=", "(?<!"), i):
+            out.append("(?:")
+            i = pattern.index(">", i) + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 def build(signatures: Iterable[Any]) -> Any | None:
-    """The screen of ``signatures`` (objects with ``pattern`` and ``flags``), compiled as their
-    patterns are (``signatures.compile_pattern``); None when one of them cannot be loosened (then every signature is tried)."""
+    """The screen of ``signatures`` (objects with ``pattern`` and ``flags``): their patterns, group
+    names made plain (``unnamed``), in one alternation compiled as they are
+    (``signatures.compile_pattern``); None when one of them refers to a group (then every signature
+    is tried). Searched in the very texts the signatures are (a line's views, a line joined with a
+    neighbour), it keeps every assertion: it finds something exactly where some member does. Until
+    session 58 it was the loosened alternation (``loosen``, as the round screen is): without its
+    anchor and lookarounds a class-led pattern was tried at every offset of a long line (5 MB of
+    ``OS | `` took 30 s), and a line that a lookahead rules out passed it and was then searched by
+    each member alone and joined with each neighbour (20 MB of ``/dev/shm/cache/...`` lines, 20 s)."""
     parts = []
     for sig in signatures:
         if getattr(sig, "user", False):  # unvetted: only its budgeted pattern may run
             return None
-        loose = loosen(sig.pattern, keep_start="m" not in sig.flags)
-        if loose is None:
+        plain = unnamed(sig.pattern)
+        if plain is None:
             return None
-        parts.append(f"(?i:{loose})" if "i" in sig.flags else f"(?:{loose})")
+        parts.append(f"(?i:{plain})" if "i" in sig.flags else f"(?:{plain})")
     if not parts:
         return None
     try:
