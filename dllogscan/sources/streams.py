@@ -74,6 +74,19 @@ class LimitedReader(io.RawIOBase):
         super().close()
 
 
+class TrailingGarbage(OSError):
+    """Bytes after a complete gzip member that start no other member (``zcat``: "trailing
+    garbage ignored"): what came before was read whole."""
+
+
+def _after_members(exc: BaseException, count: int) -> BaseException:
+    """``exc``, or TrailingGarbage where gzip found no member header after ``count`` bytes (the
+    first header's magic was checked before the GzipFile was made, so only a later one fails so)."""
+    if count and isinstance(exc, OSError) and str(exc).startswith("Not a gzipped file"):
+        return TrailingGarbage(str(exc))
+    return exc
+
+
 class RatioGuard(io.RawIOBase):
     """Reads a decompressor in small steps so that the bytes before a corrupt or truncated
     spot are kept (the error surfaces on the next read), and stops one whose output outgrows
@@ -81,9 +94,18 @@ class RatioGuard(io.RawIOBase):
 
     STEP = 256 * 1024
 
-    def __init__(self, inner: BinaryIO, compressed: BinaryIO, name: str) -> None:
+    def __init__(self, inner: BinaryIO, compressed: BinaryIO, name: str,
+                 below: KeepReadError | None = None) -> None:
         self.inner, self.compressed, self.name, self.count = inner, compressed, name, 0
         self.pending: BaseException | None = None
+        #: the layer this one inflates, its error held (not raised inside the decoder's
+        #: BufferedReader, which would drop what it had gathered): the cause of this layer's end
+        self.below = below
+        # read1, not read: GzipFile/BZ2File/LZMAFile.read(n) gathers several decoder steps in a
+        # BufferedReader and drops all of them when one raises (a cut .gz lost its last 256 KiB,
+        # a small one everything); read1 makes one step, and a step that raises has produced
+        # nothing (the decoders return what they have before asking for more input)
+        self._step = getattr(inner, "read1", inner.read)
 
     def readable(self) -> bool:
         return True
@@ -105,10 +127,13 @@ class RatioGuard(io.RawIOBase):
         while size < 0 or got < size:
             want = self.STEP if size < 0 else min(self.STEP, size - got)
             try:
-                piece = self.inner.read(want)
-            except STREAM_ERRORS as exc:
+                piece = self._step(want)
+                if not piece and self.below is not None and self.below.error is not None:
+                    raise self.below.error  # this layer ended where the one below failed
+            except (SourceError, *STREAM_ERRORS) as exc:
+                exc = self._cause(exc)
                 if not parts:
-                    raise
+                    raise exc from None
                 self.pending = exc
                 break
             if not piece:
@@ -119,16 +144,25 @@ class RatioGuard(io.RawIOBase):
             self._check_ratio()
         return b"".join(parts)
 
+    def _cause(self, exc: BaseException) -> BaseException:
+        """Why reading stopped: the layer below's error where it has one (a cut outer .gz is
+        also a cut inner stream), else ``exc`` (trailing garbage named as such)."""
+        if self.below is not None and self.below.error is not None:
+            return self.below.error
+        return _after_members(exc, self.count)
+
     def close(self) -> None:
         self.inner.close()
         super().close()
 
 
-def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | None = None) -> BinaryIO:
+def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | None = None,
+                   below: KeepReadError | None = None) -> BinaryIO:
     """Wrap ``raw`` in the decompressor its magic bytes name (gzip, bzip2, xz), else as is; what
     it inflates to is unwrapped again while that is compressed too (a rotated ``.gz`` compressed
     again, a gzipped ``.xz``), up to COMPRESSION_LAYERS, each layer's ratio guard measured against
-    the bytes read from ``outer``, the file itself, so nesting cannot hide a bomb."""
+    the bytes read from ``outer``, the file itself, so nesting cannot hide a bomb. ``below``: the
+    layer ``raw`` comes from, its read error held until this layer has returned what it could."""
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     head = buffered.peek(6)[:6]
     if head.startswith(GZIP_MAGIC):
@@ -143,7 +177,7 @@ def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | N
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
     else:
         return buffered
-    guard = RatioGuard(inner, outer or buffered, name)
+    guard = RatioGuard(inner, outer or buffered, name, below)
     if layer >= COMPRESSION_LAYERS:
         return guard  # type: ignore[return-value]
     try:
@@ -152,7 +186,8 @@ def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | N
         return PeekedStream(b"", guard, exc)  # type: ignore[arg-type, return-value]
     ahead = PeekedStream(first, guard)  # type: ignore[arg-type]
     if first.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC)):
-        return _decompressing(ahead, name, layer + 1, outer or buffered)  # type: ignore[arg-type]
+        held = KeepReadError(ahead)  # type: ignore[arg-type]
+        return _decompressing(held, name, layer + 1, outer or buffered, held)  # type: ignore[arg-type]
     return ahead  # type: ignore[return-value]
 
 
@@ -269,7 +304,11 @@ class PeekedStream(io.RawIOBase):
         if self.head:
             if size < 0 or size >= len(self.head):
                 head, self.head = self.head, b""
-                rest = self.inner.read(-1 if size < 0 else size - len(head))
+                try:
+                    rest = self.inner.read(-1 if size < 0 else size - len(head))
+                except (SourceError, *STREAM_ERRORS) as exc:  # the head is returned, the error next
+                    self.pending = exc
+                    return head
                 return head + rest
             out, self.head = self.head[:size], self.head[size:]
             return out
@@ -290,7 +329,8 @@ class KeepReadError(io.RawIOBase):
     (for reading ahead: the error is raised later, where the scanner reports it)."""
 
     def __init__(self, inner: BinaryIO) -> None:
-        self.inner, self.error = inner, None
+        self.inner = inner
+        self.error: BaseException | None = None
 
     def readable(self) -> bool:
         return True
@@ -304,11 +344,18 @@ class KeepReadError(io.RawIOBase):
             self.error = exc
             return b""
 
+    def readinto(self, buffer) -> int:  # for a BufferedReader over it (a compressed layer inside)
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
 
 def describe_read_error(exc: BaseException) -> str:
     """One line for a decompression or read failure in the middle of a stream."""
     if isinstance(exc, EOFError):
         return "truncated compressed stream (ended before its end marker)"
+    if isinstance(exc, TrailingGarbage):
+        return "trailing garbage after the compressed data (not a gzip member); not read"
     text = str(exc) or type(exc).__name__
     if isinstance(exc, OSError) and exc.strerror:
         text = exc.strerror
