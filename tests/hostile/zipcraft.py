@@ -1,0 +1,29 @@
+"""Zips that ``zipfile`` does not write: central-directory entries sharing one member's data (an
+overlapping-entry bomb)."""
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+
+EOCD = struct.Struct("<IHHHHIIH")  # end of central directory record, no comment
+
+
+def log_text(size: int) -> bytes:
+    """``size`` bytes of a log that deflates about 20x, as a training log does (under the 200x
+    ratio per member: only the archive's ratio can stop a bomb made of it)."""
+    lines = (b"step %d loss 0.%d\n" % (i, i * 7919 % 10) if i % 8 == 0 else b"loss ok\n"
+             for i in range(size // 8 + 1))
+    return b"".join(lines)[:size]
+
+
+def overlapping_zip(name: str, data: bytes, copies: int) -> bytes:
+    """One deflated member whose central-directory entry is repeated ``copies`` times (< 65 536):
+    every entry points at the same local header and compressed bytes."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(name, data)
+    raw = buf.getvalue()
+    sig, _, _, _, _, cd_size, cd_offset, _ = EOCD.unpack(raw[-EOCD.size:])
+    directory = raw[cd_offset:cd_offset + cd_size] * copies
+    return raw[:cd_offset] + directory + EOCD.pack(sig, 0, 0, copies, copies, len(directory), cd_offset, 0)
