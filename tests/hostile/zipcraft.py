@@ -1,5 +1,5 @@
 """Zips that ``zipfile`` does not write: central-directory entries sharing one member's data (an
-overlapping-entry bomb)."""
+overlapping-entry bomb), and names stored as raw bytes with no UTF-8 flag (Info-ZIP's ``zip``)."""
 from __future__ import annotations
 
 import io
@@ -27,3 +27,18 @@ def overlapping_zip(name: str, data: bytes, copies: int) -> bytes:
     sig, _, _, _, _, cd_size, cd_offset, _ = EOCD.unpack(raw[-EOCD.size:])
     directory = raw[cd_offset:cd_offset + cd_size] * copies
     return raw[:cd_offset] + directory + EOCD.pack(sig, 0, 0, copies, copies, len(directory), cd_offset, 0)
+
+
+def raw_name_zip(members: dict[bytes, bytes]) -> bytes:
+    """A zip whose names are these bytes, flag bit 11 (UTF-8) unset, as Info-ZIP's ``zip`` stores
+    a Linux file name: written under ASCII stand-ins of the same length, then swapped in."""
+    stand_ins = {name: chr(ord("Q") + i).encode() * len(name) for i, name in enumerate(members)}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(stand_ins[name].decode(), data)
+    raw = buf.getvalue()
+    for name, stand_in in stand_ins.items():
+        assert raw.count(stand_in) == 2  # the local header and the central directory
+        raw = raw.replace(stand_in, name)
+    return raw
