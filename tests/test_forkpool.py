@@ -1,5 +1,6 @@
 """The forked worker pool (``batch/forkpool.py``): answers in any size both ways, errors carried
-back, a worker that dies is one error line, and no worker outlives the batch."""
+back, a worker that dies is replaced and its task's sources become rows (or, without a way to
+make them rows, one error line), and no worker outlives the batch."""
 from __future__ import annotations
 
 import os
@@ -106,16 +107,103 @@ def test_a_batch_stopped_early_ends_its_workers():
     assert no_children_left()
 
 
-def test_the_command_line_says_a_worker_died_in_one_line(tmp_path, monkeypatch, capsys):
+def lost_as_text(task, died):
+    return [f"lost {task[1]}: {died.reason}"]
+
+
+def test_a_dead_workers_task_goes_to_lost_and_a_fresh_worker_runs_the_rest():
+    """Before: the first death stopped the batch (WorkerDied), every task after it unanswered."""
+    items = [(echo, 0), (dies, 1)] + [(echo, i) for i in range(2, 30)]
+    out = list(forkpool.run(iter(items), None, 2, is_task, lost_as_text))
+    assert sorted(x[0][1] for x in out if isinstance(x, list)) == [0] + list(range(2, 30))
+    assert [x for x in out if isinstance(x, str)] == [
+        "lost 1: its batch worker process ended before it finished (killed by signal 9: out of memory?)"]
+    assert no_children_left()
+
+
+def test_lost_may_give_tasks_to_try_again():
+    def split(task, died):
+        return [(echo, f"again {task[1]}")]
+
+    out = list(forkpool.run(iter([(dies, 1), (echo, 2)]), None, 2, is_task, split))
+    assert sorted(str(x[0][1]) for x in out) == ["2", "again 1"] and no_children_left()
+
+
+def test_workers_stop_being_replaced_after_the_budget_and_no_task_is_dropped():
+    out = list(forkpool.run(iter([(dies, i) for i in range(12)]), None, 2, is_task, lost_as_text, respawns=3))
+    assert sorted(int(x.split(":")[0].split()[1]) for x in out) == list(range(12))
+    assert sum("killed by signal 9" in x for x in out) == 5  # 2 workers + 3 fresh ones died
+    assert all("no more were started" in x for x in out if "killed by signal 9" not in x)
+    assert no_children_left()
+
+
+def dies_once(argument, config):
+    """SIGKILL the first worker that runs it (a marker file says it happened), as an OOM killer
+    that picks a worker once would."""
+    marker = config
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return list(argument)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_task_killed_once_is_answered_by_a_fresh_worker(tmp_path):
+    from dllogscan.batch.engines import _lost
+
+    marker = str(tmp_path / "killed")
+    out = list(forkpool.run(iter([(dies_once, [f"{i}.log" for i in range(5)])]), marker, 2, is_task, _lost))
+    assert sorted(x for chunk in out for x in chunk) == [f"{i}.log" for i in range(5)]
+    assert os.path.exists(marker) and no_children_left()
+
+
+def _batch(tmp_path, names, monkeypatch=None):
     from dllogscan.cli.batch_run import run
 
-    for i in range(4):
-        (tmp_path / f"{i}.log").write_text("step 1\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in names:
+        text = "RuntimeError: DataLoader worker (pid 12) is killed by signal: Killed.\n" if "fail" in name else "step 1\n"
+        (logs / name).write_text(text)
+    code = run([str(logs)], out=tmp_path / "rows.jsonl", jobs=2, progress=False)
+    import json
+
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    return code, {os.path.basename(r["source"]): r for r in rows}
+
+
+def test_a_source_that_kills_its_worker_is_an_error_row_and_the_batch_goes_on(tmp_path, monkeypatch, capsys):
+    """Before: exit 2, "Error: a batch worker process (pid ...) ended ...", the rows of the dead
+    worker's chunk and of every chunk after it missing. Now the chunk is tried again source by
+    source: the one that kills its worker again is an error row, every other source is scanned."""
+    from dllogscan.batch import worker
+
+    scan = worker._file
+
+    def oom(path, config):
+        if path.endswith("oom.log"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return scan(path, config)
+
+    monkeypatch.setattr(worker, "_file", oom)
+    names = [f"{i:03d}.log" for i in range(300)] + ["oom.log", "z-fail.log"]
+    code, rows = _batch(tmp_path, names)
+    assert sorted(rows) == sorted(names) and capsys.readouterr().err.count("Error") == 0
+    assert rows["oom.log"]["status"] == "error"
+    assert rows["oom.log"]["error"].endswith(
+        "oom.log: its batch worker process ended before it finished (killed by signal 9: out of memory?)")
+    assert {r["status"] for n, r in rows.items() if n != "oom.log"} == {"ok"}
+    assert rows["z-fail.log"]["diagnoses"] and code == 1  # failures found (README's exit codes)
+    assert no_children_left()
+
+
+def test_when_every_worker_dies_every_source_is_an_error_row(tmp_path, monkeypatch):
+    """Exit 3: nothing found, part of the input not read (README's exit codes), never a lost row."""
     monkeypatch.setattr(engines, "process_chunk", dies)
-    code = run([str(tmp_path)], out=tmp_path / "rows.jsonl", jobs=2, progress=False)
-    err = capsys.readouterr().err
-    assert code == 2 and err.startswith("Error: a batch worker process (pid ") and len(err.splitlines()) == 1
-    assert "killed by signal 9" in err and no_children_left()
+    code, rows = _batch(tmp_path, [f"{i}.log" for i in range(4)])
+    assert code == 3 and sorted(rows) == [f"{i}.log" for i in range(4)]
+    assert all(r["status"] == "error" and "killed by signal 9" in r["error"] for r in rows.values())
+    assert no_children_left()
 
 
 def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator
 
 from ..core.errors import UsageError
 from .archives import archive_kind
-from .worker import Config, Record, iter_chunk, process_chunk, warm
+from .worker import Config, Record, error_record, iter_chunk, process_chunk, warm
 
 ENGINES = ("local", "dask")
 
@@ -47,11 +47,23 @@ def run_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator
         return
     from . import forkpool
 
-    for item in forkpool.run(_tasks(chunks, config), config, jobs, lambda task: isinstance(task, tuple)):
+    for item in forkpool.run(_tasks(chunks, config), config, jobs, lambda task: isinstance(task, tuple), _lost):
         if isinstance(item, Record):
             yield item
         else:
             yield from item
+
+
+def _lost(task: tuple, died: Exception) -> list[Record | tuple]:
+    """What takes the place of a task whose worker died (killed: out of memory?): each of its
+    sources again as a task of its own, so that only a source that kills its worker again is
+    lost; a task of one source, a row saying why it has no result."""
+    function, sources = task
+    if len(sources) > 1:
+        return [(function, [one]) for one in sources]
+    reason = getattr(died, "reason", str(died))
+    return [error_record(s, None, reason) if isinstance(s, str) else error_record(s.path, s.name, reason)
+            for s in sources]
 
 
 def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:

@@ -14,8 +14,12 @@ Rules:
   when it is done with the one before: the gathering process reads the archive on meanwhile),
   the gathering loop reads answers as they come, so neither side waits for the other; the
   threads start once every worker is forked;
-- a worker that ends without answering (killed, out of memory) stops the batch with one
-  ``Error:`` line (``WorkerDied``);
+- a worker that ends without answering (killed, out of memory) is replaced by a fresh one, at
+  most ``respawns`` times in a batch: the task it was running goes to the caller's ``lost``
+  (which turns it into rows, or into smaller tasks to try again), the tasks queued behind it
+  are sent again as they are; once the budget is spent the pool runs on with the workers left,
+  and when none is left every remaining task goes to ``lost``. Without ``lost`` a death stops
+  the batch with one ``Error:`` line (``WorkerDied``);
 - workers ignore Ctrl-C (the gathering process ends them and says "interrupted"); they end on
   the end of their task pipe, or are ended with SIGTERM when the batch stops early. SIGINT is
   blocked while the workers are forked and stays blocked in each until it ignores it, so a
@@ -32,7 +36,9 @@ import select
 import signal
 import struct
 import threading
-from typing import Any, Callable, Iterator
+import warnings
+from collections import deque
+from typing import Any, Callable, Iterable, Iterator
 
 from ..core.errors import DllogscanError
 
@@ -40,10 +46,16 @@ IN_FLIGHT = 2
 HEADER = struct.Struct("<Q")
 READ_SIZE = 1 << 20
 PIPE_BYTES = 1 << 20
+RESPAWNS = 32
 
 
 class WorkerDied(DllogscanError):
-    """A worker process ended before it answered its task."""
+    """A worker process ended before it answered its task; ``reason`` says so in a few words,
+    for a row of each source the task held."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def _pipe() -> tuple[int, int]:
@@ -128,7 +140,7 @@ class _Worker:
         os.close(answer_w)
         self.pid, self.task_fd, self.answer_fd = pid, task_w, answer_r
         self.inbox = bytearray()
-        self.in_flight = 0
+        self.sent: deque = deque()  # tasks sent and not answered, in the order they are run
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()  # messages for the sender, None to end
         self._sender: threading.Thread | None = None
 
@@ -149,9 +161,13 @@ class _Worker:
             except OSError:  # the worker is gone: its answer pipe says so to the gathering loop
                 return
 
+    @property
+    def in_flight(self) -> int:
+        return len(self.sent)
+
     def send(self, task: tuple) -> None:
         self._outbox.put(_message(task))
-        self.in_flight += 1
+        self.sent.append(task)
 
     def answers(self) -> list[Any]:
         """Read what has arrived; the whole answers among it, unpickled."""
@@ -166,7 +182,7 @@ class _Worker:
                 break
             out.append(pickle.loads(bytes(self.inbox[HEADER.size:HEADER.size + size])))
             del self.inbox[:HEADER.size + size]
-        self.in_flight -= len(out)
+            self.sent.popleft()
         return out
 
     def _died(self) -> WorkerDied:
@@ -180,7 +196,8 @@ class _Worker:
             self.pid = 0
             how = (f" (killed by signal {os.WTERMSIG(status)}: out of memory?)" if os.WIFSIGNALED(status)
                    else f" (exit status {os.waitstatus_to_exitcode(status)})")
-        return WorkerDied(f"a batch worker process (pid {pid}) ended before it finished its task{how}")
+        return WorkerDied(f"a batch worker process (pid {pid}) ended before it finished its task{how}",
+                          f"its batch worker process ended before it finished{how}")
 
     def close(self, stop: bool) -> None:
         if self.pid and stop:
@@ -204,44 +221,109 @@ class _Worker:
             self.pid = 0
 
 
-def run(tasks: Iterator[Any], config: Any, jobs: int, is_task: Callable[[Any], bool]) -> Iterator[Any]:
+def _fork(config: Any, workers: list[_Worker], count: int) -> None:
+    """``count`` new workers added to ``workers``, forked with SIGINT blocked (a Ctrl-C held back
+    meanwhile arrives once every worker forked so far is known); each closes the others' pipes."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for _ in range(count):
+            inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
+            workers.append(_Worker(config, inherited, mask))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _replace(dead: _Worker, config: Any, workers: list[_Worker]) -> None:
+    """A fresh worker in place of ``dead`` (reaped, its pipes closed). The other workers' sender
+    threads are running: the child touches none of their locks (it reads and writes only its own
+    pipes), so Python's warning about forking a process that has threads does not apply."""
+    dead.close(stop=False)
+    workers.remove(dead)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _fork(config, workers, 1)
+    workers[-1].start_sending()
+
+
+def run(tasks: Iterator[Any], config: Any, jobs: int, is_task: Callable[[Any], bool],
+        lost: Callable[[Any, WorkerDied], Iterable[Any]] | None = None,
+        respawns: int = RESPAWNS) -> Iterator[Any]:
     """The items of ``tasks`` in the order they are ready: an item ``is_task`` accepts,
     ``(function, argument)``, becomes ``function(argument, config)``'s result, computed in one of
-    ``jobs`` forked workers; any other item comes back as it is, at once."""
+    ``jobs`` forked workers; any other item comes back as it is, at once. The task a worker was
+    running when it died goes to ``lost``, whose items (results, or tasks to try again) take its
+    place; without ``lost`` the death is raised (``WorkerDied``)."""
     workers: list[_Worker] = []
     finished = False
     try:
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            for _ in range(jobs):
-                inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
-                workers.append(_Worker(config, inherited, mask))
-        finally:  # a Ctrl-C held back meanwhile arrives here, every worker forked so far known
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        _fork(config, workers, jobs)
         for w in workers:  # threads only once no more forks follow
             w.start_sending()
-        by_answer = {w.answer_fd: w for w in workers}
+        again: deque = deque()  # what takes the place of lost tasks, sent before any new task
         pending = True  # tasks may remain
+        deaths = 0
         while True:
+            if not workers:  # every worker died and none may start: nothing is run any more
+                yield from _unrun(again, tasks if pending else iter(()), is_task, lost, deaths)  # type: ignore[arg-type]
+                finished = True
+                return
             for w in workers:
-                while pending and w.in_flight < IN_FLIGHT:
-                    item = next(tasks, None)
+                while (again or pending) and w.in_flight < IN_FLIGHT:
+                    item = again.popleft() if again else next(tasks, None)
                     if item is None:
                         pending = False
                     elif is_task(item):
                         w.send(item)
                     else:
                         yield item
-            busy = [w for w in workers if w.in_flight]
+            busy = {w.answer_fd: w for w in workers if w.in_flight}
             if not busy:
                 finished = True
                 return
-            readable, _, _ = select.select([w.answer_fd for w in busy], [], [])
+            readable, _, _ = select.select(list(busy), [], [])
             for fd in readable:
-                for ok, value in by_answer[fd].answers():
+                w = busy[fd]
+                try:
+                    answers = w.answers()
+                except WorkerDied as died:
+                    if lost is None:
+                        raise
+                    deaths += 1
+                    again.extendleft(reversed(_requeue(w, lost, died)))
+                    if deaths <= respawns:
+                        _replace(w, config, workers)
+                    else:
+                        w.close(stop=False)
+                        workers.remove(w)
+                    continue
+                for ok, value in answers:
                     if not ok:
                         raise value
                     yield value
     finally:
         for w in workers:
             w.close(stop=not finished)
+
+
+def _requeue(dead: _Worker, lost: Callable[[Any, WorkerDied], Iterable[Any]], died: WorkerDied) -> list[Any]:
+    """What takes the place of a dead worker's tasks: ``lost``'s items for the one it was running,
+    then those it had not started, as they were."""
+    running, *waiting = dead.sent
+    dead.sent.clear()
+    return [*lost(running, died), *waiting]
+
+
+def _unrun(again: deque, tasks: Iterator[Any], is_task: Callable[[Any], bool],
+           lost: Callable[[Any, WorkerDied], Iterable[Any]], deaths: int) -> Iterator[Any]:
+    """Every item left when no worker is: each task goes to ``lost`` (until it gives no task)."""
+    gone = WorkerDied(f"batch worker processes ended {deaths} times; no more were started",
+                      f"not scanned: batch worker processes ended {deaths} times (out of memory?) "
+                      "and no more were started")
+    while True:
+        item = again.popleft() if again else next(tasks, None)
+        if item is None:
+            return
+        if is_task(item):
+            again.extendleft(reversed(list(lost(item, gone))))
+        else:
+            yield item
