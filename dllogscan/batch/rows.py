@@ -1,5 +1,7 @@
 """One flat row per source (the DataFrame's columns) and one contract object per source (JSONL).
-Names that are not UTF-8 come out escaped (``names.printable``), so every writer can write them."""
+Names that are not UTF-8 come out escaped (``names.printable``), so every writer can write them;
+the values read off names and first lines (node, pod, container, ...) are names too: their
+controls come out as visible escapes (``printable.escape``), as the source's own name does."""
 from __future__ import annotations
 
 import json
@@ -8,6 +10,7 @@ from typing import Any
 
 from ..core.models import ScanResult
 from ..core.names import SURROGATE_RE, printable_values
+from ..core.printable import escape
 from .archives import is_link
 from .worker import Record
 
@@ -36,10 +39,17 @@ def first_note(r: ScanResult) -> str | None:
     return notes[0] if notes else None
 
 
+def meta_values(record: Record) -> dict[str, Any]:
+    """The batch fields of a record (``META_KEYS``), controls in them shown as escapes: a node or
+    a container is a directory's name, and ``nodes/n1\x1b]0;title\x07`` must not retitle the
+    terminal that shows a summary."""
+    return {k: escape(v) if isinstance(v, str) else v for k in META_KEYS for v in (record.meta.get(k),)}
+
+
 def to_row(record: Record) -> dict[str, Any]:
-    r, meta = record.result, record.meta
+    r = record.result
     row: dict[str, Any] = {c: None for c in COLUMNS}
-    row.update({k: meta.get(k) for k in META_KEYS})
+    row.update(meta_values(record))
     row.update(source=r.source, member=r.member, status=status(record), error=r.error,
                lines=r.lines, bytes=r.bytes_read, diagnoses=len(r.diagnoses), note=first_note(r))
     if r.diagnoses:
@@ -68,7 +78,7 @@ def to_object(record: Record, escaped: bool = True) -> dict[str, Any]:
     out["path"] = r.source
     out["member"] = r.member
     out["status"] = status(record)
-    out.update({k: record.meta.get(k) for k in META_KEYS})
+    out.update(meta_values(record))
     return printable_values(out) if escaped else out
 
 

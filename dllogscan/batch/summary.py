@@ -3,12 +3,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.printable import escape
+
+#: the columns the tables show, read off names and logs: escaped again here, so a results file
+#: written before its node names were escaped cannot reach a terminal raw either
+SHOWN = ("node", "job", "class", "subclass", "signatures")
+
 
 def summaries(df: Any, top: int = 15) -> dict[str, Any]:
     """Named DataFrames, each ready to print."""
     import pandas as pd
 
     found = df[df["class"].notna()].copy()
+    for col in SHOWN:
+        found[col] = found[col].map(lambda v: escape(v) if isinstance(v, str) else v)
     found["node"] = found["node"].fillna("(unknown)")
     when = found["first_failure_time"].fillna(found["last_time"]).fillna(found["first_time"])
     found["day"] = pd.to_datetime(when, errors="coerce").dt.strftime("%Y-%m-%d").fillna("(unknown)")
