@@ -3,13 +3,16 @@
 archive is still being read, members over the shipping size and members cut short alike."""
 from __future__ import annotations
 
+import gzip
 import io
 import tarfile
+from pathlib import Path
 
 import pytest
 
 from dllogscan.sources import streams as sources
-from dllogscan.batch import Config, engines, members, run_batch
+from dllogscan.batch import Config, Limits, engines, members, run_batch
+from dllogscan.batch.rows import status
 from dllogscan.batch.archives import Member
 from dllogscan.batch.worker import scan_stream
 from tests.batch_data import BUS, exited
@@ -97,3 +100,33 @@ def test_rows_come_back_while_the_archive_is_read(many, monkeypatch):
         first_seen.append(len(produced))
     assert len(produced) == 30
     assert first_seen[0] <= 2 * 2 + 1  # at most 2 x jobs batches in flight before the first row
+
+
+def _cut_inputs(root: Path) -> bytes:
+    data = b"step 1\n" * 1000 + b"RuntimeError: DataLoader worker (pid 12) is killed by signal: Killed.\n"
+    (root / "big.log").write_bytes(data)
+    (root / "big.log.gz").write_bytes(gzip.compress(data))
+    with tarfile.open(root / "a.tar", "w") as tar:
+        info = tarfile.TarInfo("m.log")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return data
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_is_read_whole_and_a_member_cut_at_the_limit_says_so(tmp_path, jobs):
+    """Before: a file over the member limit (1 GiB) was cut with "input cut at None bytes
+    (--max-bytes)" (batch has no such option) and lost the diagnosis past the cut; a member over
+    it was cut silently (status ok). Now a file is read whole, as ``dllogscan FILE`` reads it,
+    and a cut member's row names the limit (here 1 000 bytes)."""
+    data = _cut_inputs(tmp_path)
+    rows = {}
+    run_batch([str(tmp_path)], lambda r: rows.setdefault(r.result.member or Path(r.result.source).name, r),
+              Config(limits=Limits(member_bytes=1000)), jobs=jobs, progress=False)
+    for name in ("big.log", "big.log.gz"):
+        r = rows[name].result
+        assert r.error is None and r.bytes_read == len(data) and r.diagnoses[0].subclass == "oom"
+    member = rows["m.log"].result
+    assert member.error == (f"{tmp_path}/a.tar!/m.log: member cut at 1,000 bytes (the batch's limit for one "
+                            "archive member, Limits.member_bytes); scanned what came before")
+    assert status(rows["m.log"]) == "error" and member.bytes_read == 1000

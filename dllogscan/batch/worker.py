@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import BinaryIO, Iterator
@@ -129,8 +129,8 @@ def _file(path: str, config: Config) -> Iterator[Record]:
         yield error_record(path, None, _not_regular(path, st.st_mode))
         return
     kind = archive_kind(path)
-    if kind is None:
-        src = sources.from_path(path, limit=config.limits.member_bytes, st=st)
+    if kind is None:  # read whole, as ``dllogscan FILE`` reads it (no --max-bytes here either)
+        src = sources.from_path(path, st=st)
         yield scan_stream(path, None, src.open, config, st.st_mtime)
         return
     try:
@@ -148,8 +148,19 @@ def member_record(path: str, member: Member, config: Config) -> Record:
     if member.error or member.stream is None:
         return error_record(path, member.name or None, member.error or "not read")
     stream = member.stream
-    return scan_stream(path, member.name, lambda: sources._decompressing(stream, member.name),  # noqa: SLF001
-                       config, member.mtime)
+    record = scan_stream(path, member.name, lambda: sources._decompressing(stream, member.name),  # noqa: SLF001
+                         config, member.mtime)
+    if getattr(stream, "cut", False) and not record.result.error:
+        return _cut(record, config.limits.member_bytes)
+    return record
+
+
+def _cut(record: Record, limit: int) -> Record:
+    """``record`` of a member read only up to the batch's member limit, saying so."""
+    r = record.result
+    error = (f"{r.source}!/{r.member}: member cut at {limit:,} bytes (the batch's limit for one archive "
+             "member, Limits.member_bytes); scanned what came before")
+    return replace(record, result=replace(r, error=error))
 
 
 def iter_chunk(paths: list[str], config: Config) -> Iterator[Record]:
