@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -51,6 +52,40 @@ def test_summary_tables(results):
     assert "# class x day" in csv_out and "2026-11-30" in csv_out
     rich_out = cli("summary", str(out)).stdout
     assert "class x node" in rich_out and "node01" in rich_out
+
+
+def test_summary_csv_has_no_row_number_column(results):
+    """Before: ``,status,sources`` / ``0,scanned,25``: pandas' index as a nameless first column."""
+    out, _, _ = results
+    csv_out = cli("summary", str(out), "--format", "csv").stdout
+    assert "# sources\nstatus,sources\nscanned," in csv_out
+    assert "# top signatures\nsignature,sources\n" in csv_out and "# jobs per class\nverdict,jobs\n" in csv_out
+    assert "# class x node\nnode," in csv_out  # a crosstab keeps its labels
+    assert not re.search(r"^(,|\d+,[^\d])", csv_out, re.M)  # no ``,status`` header, no ``0,scanned`` row
+
+
+@pytest.mark.parametrize("fmt, missing", [
+    ("csv", "missing columns status, node, job, first_failure_time, ..."),
+    ("parquet", "missing columns status, node, job, first_failure_time, ..."),
+    ("jsonl", "line 1: missing fields path, status"),
+])
+def test_summary_of_a_scans_output_names_what_is_missing(tmp_path, fmt, missing):
+    """Before: ``Error: s.csv: cannot read results: 'diagnoses'`` (a KeyError's text)."""
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: DataLoader worker (pid 12) is killed by signal: Killed.\n")
+    out = tmp_path / f"s.{fmt}"
+    assert cli("scan", str(log), "--format", fmt, "--out", str(out)).returncode == 1
+    proc = cli("summary", str(out))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr == (f"Error: {out}: not a results file of `dllogscan batch --out`: {missing} "
+                           "(a scan's own output is not one)\n")
+
+
+def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text("[1]\n")
+    proc = cli("summary", str(out))
+    assert proc.returncode == 2 and proc.stderr.endswith("line 1 is not a JSON object\n")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -45,43 +45,90 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
     return read_results(out)
 
 
+#: the columns ``summary`` reads: a table without them is not a batch's results file
+SUMMARY_COLUMNS = ("status", "class", "subclass", "node", "job", "signatures", "first_failure_time",
+                   "first_time", "last_time")
+#: the fields each JSONL object of a batch holds (a scan's JSONL objects have no ``path``)
+JSONL_FIELDS = ("path", "status", "diagnoses", "error")
+
+
 def read_results(path: str | Path):
-    """A results file written by ``dllogscan batch`` (.parquet, .csv or .jsonl) as a DataFrame."""
+    """A results file written by ``dllogscan batch`` (.parquet, .csv or .jsonl) as a DataFrame;
+    a file that is not one (a scan's own output) raises ``UsageError`` naming what it lacks."""
     import pandas as pd
 
-    from .rows import COLUMNS, to_row
+    from .rows import COLUMNS
     from .writers import format_for
 
     path = Path(path)
     fmt = format_for(path)
+    if fmt == "jsonl":
+        return _read_jsonl(path)
     if fmt == "parquet":
-        return pd.read_parquet(path)
-    if fmt == "csv":
+        table = pd.read_parquet(path)
+    else:
         from ..report.table import csv_value
 
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        return table.map(csv_value).replace("", None).pipe(_typed)
+        table = table.map(csv_value).replace("", None)
+    _require(path, [c for c in SUMMARY_COLUMNS if c not in table.columns], "column")
+    table = table.reindex(columns=COLUMNS)  # a column a summary does not need may be missing
+    return table if fmt == "parquet" else _typed(table)
+
+
+def _not_results(path: Path, why: str) -> Exception:
+    from ..core.errors import UsageError
+
+    return UsageError(f"{path}: not a results file of `dllogscan batch --out`: {why}")
+
+
+def _require(path: Path, missing: list[str], what: str, where: str = "") -> None:
+    """Raise ``UsageError`` when ``missing`` names fields a batch's results always have."""
+    if missing:
+        names = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        raise _not_results(path, f"{where}missing {what}{'s' if len(missing) > 1 else ''} {names} "
+                                 "(a scan's own output is not one)")
+
+
+def _read_jsonl(path: Path):
     import json
 
-    from ..core.models import Diagnosis, Evidence, Fix, ScanResult
+    import pandas as pd
+
+    from .rows import COLUMNS, to_row
 
     rows = []
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            diags = tuple(Diagnosis(d["class"], d.get("subclass"), d.get("title", ""), d["confidence"],
-                                    tuple(Evidence(e["line"], e["text"], e.get("signature")) for e in d["evidence"]),
-                                    tuple(d.get("signatures", ())), d.get("facts", {}), d.get("count", 1),
-                                    tuple(Fix(f["rank"], f["title"], f.get("why", ""), tuple(f.get("commands", ())))
-                                          for f in d.get("fixes", ())), d.get("method", "signatures"),
-                                    tuple(d.get("notes", ())))
-                          for d in obj["diagnoses"])
-            result = ScanResult(obj["path"], diags, obj["error"], obj.get("lines", 0), obj.get("bytes", 0),
-                                member=obj.get("member"), notes=tuple(obj.get("notes", ())))
-            meta = {k: obj[k] for k in ("kind", "job", "array_task", "node", "namespace", "pod", "container",
-                                        "rank", "first_time", "last_time") if obj.get(k) is not None}
-            rows.append(to_row(Record(result, meta)))
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            if not isinstance(obj, dict):
+                raise _not_results(path, f"line {number} is not a JSON object")
+            _require(path, [k for k in JSONL_FIELDS if k not in obj], "field", f"line {number}: ")
+            rows.append(to_row(_record(obj)))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _record(obj: dict) -> Record:
+    """A batch JSONL object as the record it was written from."""
+    from ..core.models import Diagnosis, Evidence, Fix, ScanResult
+
+    diags = tuple(Diagnosis(d["class"], d.get("subclass"), d.get("title", ""), d["confidence"],
+                            tuple(Evidence(e["line"], e["text"], e.get("signature")) for e in d["evidence"]),
+                            tuple(d.get("signatures", ())), d.get("facts", {}), d.get("count", 1),
+                            tuple(Fix(f["rank"], f["title"], f.get("why", ""), tuple(f.get("commands", ())))
+                                  for f in d.get("fixes", ())), d.get("method", "signatures"),
+                            tuple(d.get("notes", ())))
+                  for d in obj["diagnoses"])
+    result = ScanResult(obj["path"], diags, obj["error"], obj.get("lines", 0), obj.get("bytes", 0),
+                        member=obj.get("member"), notes=tuple(obj.get("notes", ())))
+    meta = {k: obj[k] for k in ("kind", "job", "array_task", "node", "namespace", "pod", "container",
+                                "rank", "first_time", "last_time") if obj.get(k) is not None}
+    return Record(result, meta)
 
 
 def _typed(df):

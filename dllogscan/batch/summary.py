@@ -50,12 +50,19 @@ def render(tables: dict[str, Any], fmt: str) -> str:
 
 
 def _csv(table: Any) -> str:
-    """The table as CSV, its text cells (nodes, signature ids: input) safe for a spreadsheet."""
+    """The table as CSV, its text cells (nodes, signature ids: input) safe for a spreadsheet; the
+    index is a column only where it means something (a crosstab's node or day, not row numbers)."""
     from ..report.table import csv_cell
 
     safe = table.map(csv_cell)
     safe.index = safe.index.map(csv_cell)
-    return safe.to_csv()
+    return safe.to_csv(index=_labelled(table))
+
+
+def _labelled(table: Any) -> bool:
+    """Whether the table's index holds labels (a named one), not the row numbers of a table
+    whose columns say everything (``sources``, ``top signatures``, ``jobs per class``)."""
+    return bool(table.index.name)
 
 
 def _markdown(table: Any) -> str:
@@ -77,7 +84,7 @@ def print_rich(tables: dict[str, Any]) -> None:
     for name, table in tables.items():
         t = Table(title=name, title_justify="left")
         index = table.index.name or ""
-        keep_index = not (table.index.dtype.kind == "i" and index == "")
+        keep_index = _labelled(table)
         if keep_index:
             t.add_column(str(index))
         for col in table.columns:
