@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -124,3 +126,47 @@ def test_import_dllogscan_does_not_import_pandas():
     import sys
     code = "import sys, dllogscan; assert 'pandas' not in sys.modules; assert callable(dllogscan.scan_many)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
+
+
+@pytest.mark.parametrize("out, fmt, kind", [(None, "jsonl", "jsonl"), ("r.csv", "jsonl", "csv"), ("r.csv", "csv", "csv"),
+                                            ("r.parquet", "parquet", "parquet"), ("r.jsonl", "jsonl", "jsonl")])
+def test_output_format_is_the_type_out_names(out, fmt, kind):
+    from dllogscan.batch.writers import output_format
+
+    assert output_format(Path(out) if out else None, fmt) == kind
+
+
+@pytest.mark.parametrize("out, fmt, message", [
+    ("r.csv", "md", "--format md does not match --out {}r.csv, a csv file"),   # before: CSV written silently
+    ("r.jsonl", "parquet", "--format parquet does not match --out {}r.jsonl, a jsonl file"),
+    (None, "md", "--format md needs --out FILE"),
+])
+def test_a_format_that_out_does_not_name_is_refused(out, fmt, message, tmp_path):
+    from dllogscan.batch.writers import open_writer
+    from dllogscan.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message.format(f"{tmp_path}/"))):
+        open_writer(tmp_path / out if out else None, fmt)
+    assert not (tmp_path / (out or "x")).exists()
+
+
+def test_a_writer_refuses_an_out_it_cannot_write(tmp_path):
+    """Before: ``Error: [Errno 2] No such file or directory: ...``; now the scan's --out words."""
+    from dllogscan.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(f"--out {tmp_path}/no/r.csv: the folder {tmp_path}/no does not exist")):
+        Writer("csv", tmp_path / "no" / "r.csv")
+    with pytest.raises(UsageError, match=re.escape(f"--out {tmp_path}: is a directory; name a file")):
+        Writer("parquet", tmp_path)
+    (tmp_path / "ro").mkdir(mode=0o500)
+    if os.access(tmp_path / "ro", os.W_OK):
+        return  # root writes anywhere
+    with pytest.raises(UsageError, match="cannot write: Permission denied"):
+        Writer("jsonl", tmp_path / "ro" / "r.jsonl")
+
+
+def test_no_input_files_is_a_usage_error(tmp_path):
+    from dllogscan.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(f"no input files found in {tmp_path}/*.log")):
+        run_batch([f"{tmp_path}/*.log"], lambda r: None, Config(), jobs=1, progress=False)

@@ -93,11 +93,26 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
     (["batch", "x", "--format", "md"], "needs --out"),
     (["batch", "x", "--engine", "spark"], "unknown engine"),
     (["summary", "missing.parquet"], "no such file"),
+    # before: "Error: [Errno 2] No such file or directory: '/nonexist/o.jsonl'"
+    (["batch", "x", "--out", "/nonexist/o.jsonl"], "Error: --out /nonexist/o.jsonl: the folder /nonexist does not exist"),
+    # before: exit 0, no row and no message
+    (["batch", "nomatch/*.log"], "Error: no input files found in nomatch/*.log"),
 ])
 def test_usage_errors_are_one_line(args, message, tmp_path):
     proc = cli(*args)
     assert proc.returncode == 2
     assert proc.stderr.startswith("Error: ") and message in proc.stderr and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("out", [None, "r.jsonl", "r.parquet"])
+def test_an_empty_folder_is_a_usage_error(tmp_path, out):
+    """Before: exit 0 with no row and no message. A folder holding only the batch's own output
+    has no input either."""
+    (tmp_path / "empty").mkdir()
+    args = ["--out", str(tmp_path / "empty" / out)] if out else []
+    proc = cli("batch", str(tmp_path / "empty"), *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"Error: no input files found in {tmp_path / 'empty'}\n"
 
 
 def test_missing_path_is_a_row_not_a_crash(tmp_path):
@@ -144,6 +159,7 @@ def test_fast_batch_is_the_typer_command_without_typer(results, tmp_path):
             "try:\n    main(['batch', sys.argv[1], '--jobs', '1'])\n"
             "except SystemExit as e:\n    print(e.code, sorted(m for m in ('typer', 'pydantic', 'rich') if m in sys.modules),"
             " file=sys.stderr)")
+    (tmp_path / "job.log").write_text("step 1\n")  # a folder with no file is a usage error (exit 2)
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert proc.stderr.strip() == "0 []", proc.stderr
 

@@ -2,12 +2,14 @@
 cross-file pass may change, write everything else as it arrives."""
 from __future__ import annotations
 
+import itertools
 import os
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from . import engines, walk
+from ..core.errors import UsageError
 from .archives import is_link
 from .crossfile import CrossFile, pending
 from .progress import Progress
@@ -47,19 +49,31 @@ def _identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def inputs(paths: list[str], skip: Iterable[str] = ()) -> Iterator[list[str]]:
+    """The chunks of work under ``paths``, the first found before any worker starts: no file at
+    all (a glob that matches nothing, empty folders) is a ``UsageError``, as a missing file is
+    for a scan. A path named that does not exist is still a row of its own (``walk.expand``)."""
+    work = without(walk.chunks(paths), skip)
+    first = next(work, None)
+    if first is None:
+        raise UsageError(f"no input files found in {', '.join(paths) or '(no path)'}")
+    return itertools.chain([first], work)
+
+
 def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Config | None = None,
               engine: str = "local", jobs: int | None = None, scheduler: str | None = None,
               progress: bool | None = None, skip: Iterable[str] = ()) -> Stats:
     """Scan every source under ``paths``, passing each finished record to ``sink``; the files in
-    ``skip`` (the output being written) are not sources."""
+    ``skip`` (the output being written) are not sources. ``UsageError`` when there is no file."""
     config = config or Config()
     cross = CrossFile(database(config))  # loads (and checks) the signatures before any work
+    work = inputs(list(paths), skip)
     held: list[Record] = []
     with Progress(progress) as bar:
         try:
             # closed on any way out (a Ctrl-C while a row is written included): the engine ends
             # its workers then, whatever else still holds the generator
-            with closing(engines.run(without(walk.chunks(paths), skip), config, engine, jobs, scheduler)) as records:
+            with closing(engines.run(work, config, engine, jobs, scheduler)) as records:
                 for rec in records:
                     cross.add(rec)
                     bar.advance(bool(rec.result.diagnoses), bool(rec.result.error), rec.result.bytes_read,

@@ -13,6 +13,7 @@ from .worker import Record
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 ROW_GROUP = 2000
+DEFAULT_FORMAT = "jsonl"
 
 
 def format_for(path: Path) -> str:
@@ -20,6 +21,36 @@ def format_for(path: Path) -> str:
     if fmt is None:
         raise UsageError(f"{path}: unknown output type; name it .parquet, .csv or .jsonl")
     return fmt
+
+
+def check_out(path: Path) -> None:
+    """Refuse an output that cannot be written (a missing folder, a directory) before any work,
+    in the scan's ``--out`` words."""
+    if path.is_dir():
+        raise UsageError(f"--out {path}: is a directory; name a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--out {path}: the folder {path.parent} does not exist")
+
+
+def output_format(out: Path | None, fmt: str = DEFAULT_FORMAT) -> str:
+    """What ``batch --format FMT [--out OUT]`` writes: OUT's type (a FMT other than the default
+    must name the same), or jsonl on standard output; anything else is a ``UsageError``."""
+    if out is None:
+        if fmt != DEFAULT_FORMAT:
+            raise UsageError(f"--format {fmt} needs --out FILE; standard output takes jsonl")
+        return fmt
+    kind = format_for(out)
+    if fmt not in (DEFAULT_FORMAT, kind):
+        raise UsageError(f"--format {fmt} does not match --out {out}, a {kind} file: batch writes the "
+                         "type --out names (.parquet, .csv or .jsonl); leave --format out")
+    return kind
+
+
+def open_writer(out: Path | None, fmt: str = DEFAULT_FORMAT, stream: IO[str] | None = None) -> "Writer":
+    """The writer ``batch --format FMT [--out OUT]`` asks for (``output_format``), ``stream``
+    taking jsonl when there is no OUT."""
+    kind = output_format(out, fmt)
+    return Writer(kind, out) if out is not None else Writer(kind, stream=stream)
 
 
 class Writer:
@@ -30,8 +61,13 @@ class Writer:
         self._parquet: Any = None
         self._csv: Any = None
         self.stream = stream
+        if path is not None:
+            check_out(path)
         if path is not None and fmt in ("jsonl", "csv"):
-            self.stream = open(path, "w", encoding="utf-8", newline="")
+            try:
+                self.stream = open(path, "w", encoding="utf-8", newline="")
+            except OSError as exc:
+                raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
         if fmt == "csv":
             self._csv = csv.DictWriter(self.stream, fieldnames=COLUMNS, lineterminator="\n")  # type: ignore[arg-type]
             self._csv.writeheader()
