@@ -175,3 +175,37 @@ def test_the_command_list_shows_each_command_in_one_sentence():
 def test_version():
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == f"dllogscan {dllogscan.__version__}"
+
+
+def _closed_reader(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """``dllogscan ARGS`` writing into a pipe whose reader is already gone (``| true`` that always wins the race)."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "dllogscan", *args], input=stdin, stdout=write_end,
+                              stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("args", [[], ["-f", "md"], ["-f", "json"], ["scan"], ["explain"], ["report"],
+                                  ["paste", "-f", "md"], ["signatures"], ["summary"], ["summary", "-f", "md"],
+                                  ["batch"], ["--help"]])
+@pytest.mark.parametrize("found", [False, True])
+def test_a_reader_gone_early_is_exit_141_in_every_command(tmp_path, args, found):
+    """README's exit codes: 141 when the reader of the output closed the pipe early, whatever the
+    command and format (typer and rich had turned it into exit 1)."""
+    log = tmp_path / "job.log"
+    log.write_text(progress_lines(200) + (BUS if found else ""))
+    rows = tmp_path / "r.jsonl"
+    assert cli("batch", str(log), "--out", str(rows)).returncode == (1 if found else 0)
+    command = args[0] if args and not args[0].startswith("-") else None
+    target = {"summary": [str(rows)], "signatures": [], "paste": []}.get(command, [str(log)])
+    if args == ["--help"]:
+        target = []
+    argv = ([command] if command else []) + target + [a for a in args if a != command]
+    proc = _closed_reader(*argv, stdin=log.read_bytes())
+    assert proc.returncode == 141, (argv, proc.stderr)
+    assert proc.stderr.count(b"Error") == 0 and b"Traceback" not in proc.stderr, proc.stderr

@@ -11,7 +11,7 @@ import typer
 from ..core.classes import letter_range
 from ..core.errors import DllogscanError
 from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
-from .output import (check_out, emit, fail, final_code, report_errors, scan_paths,
+from .output import (check_out, emit, fail, final_code, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option)
 
 app = typer.Typer(
@@ -110,13 +110,15 @@ def _register_commands() -> set[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``."""
+    """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``; a reader that closed the
+    pipe early is exit 141, as in ``fast.main``."""
     names = _register_commands()
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] not in names and (not args[0].startswith("-") or starts_with_scan_option(args)):
         args.insert(0, "scan")
     try:
-        app(args=args, prog_name="dllogscan", standalone_mode=True)
+        with pipe_exit():  # before typer, whose own handler would make a closed pipe exit 1
+            app(args=args, prog_name="dllogscan", standalone_mode=True)
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted\n")
         sys.exit(130)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .output import (EXIT_ERROR, EXIT_PIPE, check_out, error_line, final_code, report_errors, scan_paths,
+from .output import (EXIT_ERROR, check_out, error_line, final_code, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option, write)
 
 CHOICES = {"prefilter": ("auto", "hyperscan", "ahocorasick", "python"), "classifier": ("auto", "weak", "on", "off")}
@@ -126,7 +126,8 @@ def _looks_like_input(arg: str) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """``dllogscan``: a plain scan runs here; everything else goes to the typer app (``cli``).
-    A reader that closes the pipe early (``| head``) ends the run quietly.
+    A reader that closes the pipe early (``| head``) ends the run quietly, exit 141
+    (``output.pipe_exit``).
 
     Run as the program (``argv`` None), it ends with every object the run made frozen out of the
     cyclic collector's sight (``gc.freeze``): the interpreter's last full collection at exit has
@@ -134,13 +135,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     then (``with`` blocks, the batch writer's ``close``); standard streams are flushed at exit
     as always."""
     try:
-        try:
+        with pipe_exit():
             _main(argv)
-        except BrokenPipeError:
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-            sys.exit(EXIT_PIPE)
     finally:
         if argv is None:
             import gc

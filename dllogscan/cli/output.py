@@ -5,18 +5,72 @@ Exit codes (also in the README):
   1  at least one failure diagnosed
   2  usage error, or an input that cannot be read at all (one line on stderr)
   3  nothing found, but part of the input could not be read (cut or corrupt)
+  141  the reader of the output closed the pipe early (``pipe_exit``)
 
 No typer here: the plain scan (``fast``) uses this module before typer is ever imported.
 """
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
 EXIT_PIPE = 141  # 128 + SIGPIPE, as for any tool whose reader closed the pipe
 GLOBAL_OPTIONS = ("-h", "--help", "--version", "-V")
+
+
+class PipeClosed(BaseException):
+    """The reader of standard output closed the pipe. Raised in place of BrokenPipeError, which
+    click and rich catch and turn into exit 1; a BaseException, so no ``except Exception`` of a
+    command turns it into an ``Error:`` line."""
+
+
+class _GuardedStdout:
+    """Standard output whose BrokenPipeError (on write or flush) is raised as PipeClosed."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise PipeClosed from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise PipeClosed from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def pipe_exit() -> Iterator[None]:
+    """Run a command so that a reader that closed the pipe early (``| head``) ends it with exit
+    141 (EXIT_PIPE) and nothing on stderr, whichever command or writer met the closed pipe.
+    Standard output is flushed at the end of the block, so a short output meets it here too."""
+    stream = sys.stdout
+    if stream is None or isinstance(stream, _GuardedStdout):
+        yield
+        return
+    sys.stdout = _GuardedStdout(stream)
+    try:
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+    except (PipeClosed, BrokenPipeError):
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())  # no second error at exit
+        sys.exit(EXIT_PIPE)
+    finally:
+        sys.stdout = stream
 
 
 def exit_code(results) -> int:
