@@ -8,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from ..core.classes import letter_range
+from ..core.classes import letter_range, letters
 from ..core.errors import DllogscanError
-from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, prefilter_of
+from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
 from .output import (check_out, emit, fail, final_code, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option)
 
@@ -47,7 +47,7 @@ def scan(
 
     from .checks import check_scan_options
 
-    engine = prefilter_of(prefilter, engine)
+    engine, classifier = prefilter_of(prefilter, engine), classifier_of(classifier)
     try:
         check_scan_options(min_confidence, max_bytes)
         check_out(out)
@@ -78,22 +78,42 @@ def explain(
     sys.stdout.write(text)
 
 
+#: Why ``signatures --class H`` lists nothing (its help and its stderr line say it).
+NO_H_ENTRIES = "H has no entries of its own: its verdicts are A-E ones that data/scope.toml moves"
+
+
+def _class_option(cls: Optional[str]) -> Optional[str]:
+    """``--class``'s value as a signature's class (``a`` is ``A``); a usage error for a letter or
+    word no signature can have."""
+    from .checks import check_choice
+
+    if cls is None:
+        return None
+    try:
+        return check_choice("--class", cls.upper() if cls.upper() in letters() else cls, (*letters(), "none"))
+    except DllogscanError as exc:
+        raise fail(str(exc))
+
+
 @app.command("signatures", epilog="[bold]Example[/bold]\n\n  dllogscan signatures --class A")
 def list_signatures(
-    cls: Optional[str] = typer.Option(None, "--class", help=f"Only this class ({letter_range()})."),
+    cls: Optional[str] = typer.Option(None, "--class", help=f"Only this class ({letter_range()}; {NO_H_ENTRIES}), "
+                                                            "or none (facts and context)."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
 ) -> None:
     """List the signature database (and check that it loads: examples included)."""
     from ..signatures.loader import load_database
 
+    cls = _class_option(cls)
     try:
         db = load_database([str(s) for s in signatures])
     except DllogscanError as exc:
         raise fail(str(exc))
-    for sig in db.signatures:
-        if cls and sig.cls != cls:
-            continue
+    listed = [sig for sig in db.signatures if cls is None or sig.cls == cls]
+    for sig in listed:
         sys.stdout.write(f"{sig.id:<48} {sig.cls:<4} {sig.role:<8} {sig.weight:.2f}  {sig.title}\n")
+    if cls and not listed:
+        sys.stderr.write(f"dllogscan: no signature of class {cls}" + (f" ({NO_H_ENTRIES})" if cls == "H" else "") + "\n")
 
 
 def _register_commands() -> set[str]:

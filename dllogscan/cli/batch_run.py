@@ -20,10 +20,13 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: str = "jsonl", jo
     from ..batch.runner import run_batch
     from ..batch.writers import Writer, format_for
     from ..core.errors import DllogscanError
-    from .checks import check_min_confidence
+    from .checks import CLASSIFIERS, PREFILTERS, check_at_least_one, check_choice, check_min_confidence
 
     try:
         check_min_confidence(min_confidence)
+        check_choice("--prefilter", prefilter, PREFILTERS)
+        check_choice("--classifier", classifier, CLASSIFIERS)
+        check_at_least_one("--jobs", jobs)
         if out is not None:
             writer = Writer(format_for(out), out)
         elif fmt == "jsonl":

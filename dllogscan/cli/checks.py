@@ -1,13 +1,33 @@
 """Checks of option values shared by the commands (and the plain scan path): a value that would
-silently report nothing (``--min-confidence nan`` or ``5``) or mean nothing (``--max-bytes -5``)
-is a usage error, one ``Error:`` line and exit 2. And the old spellings of renamed options: read
-them, say so on stderr (no typer here: the plain scan uses this module too)."""
+silently report nothing (``--min-confidence nan`` or ``5``), mean nothing (``--max-bytes -5``,
+``--jobs -3``) or is not one of an option's words (``--prefilter foo``) is a usage error, one
+``Error:`` line and exit 2. And the old spellings of renamed options: read them, say so on stderr
+(no typer here: the plain scan uses this module too)."""
 from __future__ import annotations
 
 import math
 import sys
+from typing import Sequence
 
 from ..core.errors import UsageError
+from ..scan.prefilter import ENGINES as PREFILTERS
+
+#: ``--classifier``'s words (pipeline.runner reads them: auto, weak, on; anything else is off).
+CLASSIFIERS = ("auto", "weak", "on", "off")
+
+
+def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` when it is one of ``choices``; UsageError naming them otherwise."""
+    if value not in choices:
+        raise UsageError(f"unknown {option} {value!r}; choose one of {', '.join(choices)}")
+    return value
+
+
+def check_at_least_one(option: str, value: int | None) -> int | None:
+    """``value`` when it is unset or at least 1 (a count: --jobs, --top); UsageError otherwise."""
+    if value is not None and value < 1:
+        raise UsageError(f"{option} must be at least 1 (got {value})")
+    return value
 
 
 def check_min_confidence(value: float) -> float:

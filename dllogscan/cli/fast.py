@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .checks import CLASSIFIERS, PREFILTERS
 from .output import (EXIT_ERROR, check_out, error_line, final_code, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option, write)
 
-CHOICES = {"prefilter": ("auto", "hyperscan", "ahocorasick", "python"), "classifier": ("auto", "weak", "on", "off")}
+CHOICES = {"prefilter": PREFILTERS, "classifier": CLASSIFIERS}
 
 
 class _Fallback(Exception):

@@ -42,13 +42,26 @@ def check_format(fmt: str, out: Optional[Path]) -> None:
 
 def prefilter_of(prefilter: str, old_engine: Optional[str]) -> str:
     """``--prefilter``, or its deprecated spelling ``--engine`` (a line on stderr); a usage error
-    when both disagree."""
+    when both disagree or the value is not a matcher's name."""
     from ..core.errors import DllogscanError
-    from .checks import renamed
+    from .checks import PREFILTERS, check_choice, renamed
     from .output import fail
 
     try:
-        return renamed("--engine", "--prefilter", old_engine, prefilter, "auto")
+        value = renamed("--engine", "--prefilter", old_engine, prefilter, "auto")
+        return check_choice("--prefilter" if old_engine is None else "--engine", value, PREFILTERS)
+    except DllogscanError as exc:
+        raise fail(str(exc))
+
+
+def classifier_of(classifier: str) -> str:
+    """``--classifier``'s value, or a usage error naming its words."""
+    from ..core.errors import DllogscanError
+    from .checks import CLASSIFIERS, check_choice
+    from .output import fail
+
+    try:
+        return check_choice("--classifier", classifier, CLASSIFIERS)
     except DllogscanError as exc:
         raise fail(str(exc))
 
@@ -59,7 +72,7 @@ def config(signatures: List[Path], engine: str, min_confidence: float, classifie
     from .output import fail
     from ..core.errors import DllogscanError
 
-    cfg = Config(tuple(str(s) for s in signatures), True, engine, min_confidence, classifier=classifier)
+    cfg = Config(tuple(str(s) for s in signatures), True, engine, min_confidence, classifier=classifier_of(classifier))
     try:
         database(cfg)
     except (DllogscanError, ImportError) as exc:

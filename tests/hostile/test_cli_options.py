@@ -115,3 +115,74 @@ def test_scan_many_does_not_read_its_own_output(tmp_path):
     for _ in range(2):
         df = dllogscan.scan_many([str(tmp_path)], out=tmp_path / "r.jsonl", jobs=1)
     assert list(df["source"]) == [str(tmp_path / "a.log")]
+
+
+PREFILTERS = "auto, hyperscan, ahocorasick, python"
+CLASSIFIERS = "auto, weak, on, off"
+
+
+@pytest.fixture
+def results(tmp_path, log):
+    rows = tmp_path / "r.jsonl"
+    assert cli("batch", str(log), "--out", str(rows)).returncode == 1
+    return rows
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("args, message", [
+    (["--prefilter", "foo"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+    (["scan", "--prefilter", "foo", "-f", "json"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+    (["--engine", "foo"], f"unknown --engine 'foo'; choose one of {PREFILTERS}"),
+    (["--classifier", "foo"], f"unknown --classifier 'foo'; choose one of {CLASSIFIERS}"),
+    (["batch", "--prefilter", "foo"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+    (["batch", "--classifier", "foo"], f"unknown --classifier 'foo'; choose one of {CLASSIFIERS}"),
+    (["batch", "--jobs", "-3"], "--jobs must be at least 1 (got -3)"),
+    (["batch", "--jobs", "0", "--out", "{tmp}/r.csv"], "--jobs must be at least 1 (got 0)"),
+    (["report", "--prefilter", "foo"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+    (["paste", "--prefilter", "foo"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+    (["k8s", "--classifier", "foo"], f"unknown --classifier 'foo'; choose one of {CLASSIFIERS}"),
+    (["slurm", "--prefilter", "foo"], f"unknown --prefilter 'foo'; choose one of {PREFILTERS}"),
+])
+def test_unknown_option_values_are_refused_with_the_choices(tmp_path, log, args, message):
+    """Like --format xml and --kernel foo: one Error line naming the allowed values, exit 2, before
+    anything runs (these had run with the value ignored)."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    target = [] if args[0] == "paste" else ["42"] if args[0] in ("slurm", "k8s") else [str(log)]
+    command = args[:1] if args[0] in ("scan", "batch", "report", "paste", "k8s", "slurm") else []
+    proc = cli(*command, *target, *args[len(command):], stdin=BUS.encode())
+    assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+    lines = [ln for ln in no_traceback(proc).splitlines() if not ln.startswith("dllogscan: --engine is deprecated")]
+    assert lines == [f"Error: {message}"]
+    assert not list(tmp_path.glob("r.csv"))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("value", ["Z", "AB", ""])
+def test_signatures_refuses_an_unknown_class(value):
+    proc = cli("signatures", "--class", value)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert no_traceback(proc).splitlines() == [
+        f"Error: unknown --class {value!r}; choose one of A, B, C, D, E, F, G, H, none"]
+
+
+@pytest.mark.timeout(120)
+def test_signatures_class_letters_and_h():
+    """A lower-case letter is its class; H lists no entry (its verdicts are A-E ones that
+    data/scope.toml moves), which the help and a line on stderr say."""
+    upper, lower = cli("signatures", "--class", "A"), cli("signatures", "--class", "a")
+    assert upper.returncode == lower.returncode == 0 and upper.stdout == lower.stdout
+    assert {line.split()[1] for line in upper.stdout.decode().splitlines()} == {"A"}
+    none = cli("signatures", "--class", "none")
+    assert none.returncode == 0 and {line.split()[1] for line in none.stdout.decode().splitlines()} == {"none"}
+    h = cli("signatures", "--class", "H")
+    assert h.returncode == 0 and h.stdout == b""
+    assert "scope.toml" in no_traceback(h) and len(h.stderr.splitlines()) == 1
+    assert "scope.toml" in " ".join(cli("signatures", "--help").stdout.decode().split())
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_summary_top_must_be_positive(results, value):
+    proc = cli("summary", str(results), "--top", value)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert no_traceback(proc).splitlines() == [f"Error: --top must be at least 1 (got {value})"]

@@ -13,14 +13,19 @@ def register(app: typer.Typer) -> None:
     def summary(
         results: Path = typer.Argument(..., help="A results file from `dllogscan batch --out` (.parquet, .csv, .jsonl)."),
         fmt: str = typer.Option("text", "--format", "-f", help="text (rich tables) | md | csv"),
-        top: int = typer.Option(15, help="How many signatures to list."),
+        top: int = typer.Option(15, help="How many signatures to list (at least 1)."),
     ) -> None:
         """Summarize a batch's results: where and when each class of failure happened."""
+        from ..checks import check_at_least_one
         from ..output import fail
         from ...core.errors import DllogscanError
 
         if fmt not in ("text", "md", "csv"):
             raise fail(f"unknown format {fmt!r}; choose text, md or csv")
+        try:
+            check_at_least_one("--top", top)
+        except DllogscanError as exc:
+            raise fail(str(exc))
         if not results.is_file():
             raise fail(f"{results}: no such file")
         from ...batch import read_results
