@@ -209,3 +209,49 @@ def test_a_reader_gone_early_is_exit_141_in_every_command(tmp_path, args, found)
     proc = _closed_reader(*argv, stdin=log.read_bytes())
     assert proc.returncode == 141, (argv, proc.stderr)
     assert proc.stderr.count(b"Error") == 0 and b"Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name, read", [
+    ("out.parquet", lambda p: __import__("pandas").read_parquet(p)["class"].tolist() == ["A"]),
+    ("out.json", lambda p: json.loads(p.read_text())["diagnoses"][0]["class"] == "A"),
+    ("out.jsonl", lambda p: json.loads(p.read_text().splitlines()[0])["diagnoses"][0]["class"] == "A"),
+    ("out.csv", lambda p: p.read_text().startswith("source,member,class,subclass")),
+    ("out.md", lambda p: "Class A" in p.read_text() and "╭" not in p.read_text()),
+    ("out.txt", lambda p: "Class A" in p.read_text()),
+])
+@pytest.mark.parametrize("lead", [[], ["scan", "--redact"]])
+def test_out_extension_picks_the_format_as_in_batch(failing_log, tmp_path, name, read, lead):
+    """``--out r.parquet`` without ``--format`` writes Parquet, as ``batch --out`` does (it had
+    written the terminal report into the file); an extension that names no format keeps text."""
+    out = tmp_path / name
+    proc = cli(*lead, str(failing_log), "-o", str(out))
+    assert proc.returncode == 1 and proc.stdout == b"", proc.stderr
+    assert read(out)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-f", "json", "--out", "{tmp}/r.parquet"], "--format json and --out {tmp}/r.parquet (parquet) disagree; "
+                                                 "leave out --format to write parquet"),
+    (["scan", "-f", "text", "--out", "{tmp}/r.csv"], "--format text and --out {tmp}/r.csv (csv) disagree; "
+                                                     "leave out --format to write csv"),
+    (["batch", "-f", "jsonl", "--out", "{tmp}/r.csv"], "--format jsonl and --out {tmp}/r.csv (csv) disagree; "
+                                                       "leave out --format to write csv"),
+    (["paste", "-f", "md", "--out", "{tmp}/r.json"], "--format md and --out {tmp}/r.json (json) disagree; "
+                                                     "leave out --format to write json"),
+])
+def test_a_format_that_out_contradicts_is_a_usage_error(failing_log, tmp_path, args, message):
+    """scan, paste and batch alike (batch had ignored --format when --out was given)."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    command = args[:1] if args[0] in ("scan", "batch", "paste") else []
+    target = [] if command == ["paste"] else [str(failing_log)]
+    proc = cli(*command, *target, *args[len(command):], stdin=failing_log.read_bytes())
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines() == ["Error: " + message.replace("{tmp}", str(tmp_path))]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("r.")]
+
+
+def test_scan_reads_every_extension_batch_writes():
+    from dllogscan.batch.writers import FORMATS
+    from dllogscan.cli.output import OUT_SUFFIXES
+
+    assert FORMATS.items() <= OUT_SUFFIXES.items()

@@ -10,8 +10,8 @@ import typer
 
 from ..core.classes import letter_range, letters
 from ..core.errors import DllogscanError
-from .options import REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
-from .output import (check_out, emit, fail, final_code, pipe_exit, report_errors, scan_paths,
+from .options import FORMAT_HELP, REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
+from .output import (check_out, emit, fail, final_code, format_of, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option)
 
 app = typer.Typer(
@@ -31,7 +31,7 @@ app = typer.Typer(
 """)
 def scan(
     paths: List[str] = typer.Argument(..., help="Log files (.gz .bz2 .xz too), or - for standard input."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github | parquet"),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
@@ -51,6 +51,7 @@ def scan(
     try:
         check_scan_options(min_confidence, max_bytes)
         check_out(out)
+        fmt = format_of(fmt, out)
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
     except (DllogscanError, ImportError) as exc:
         raise fail(str(exc))

@@ -7,15 +7,16 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .output import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, error_line
+from .output import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_agrees, error_line
 
 
-def run(paths: Sequence[str], out: Optional[Path] = None, fmt: str = "jsonl", jobs: Optional[int] = None,
+def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = None, jobs: Optional[int] = None,
         engine: str = "local", scheduler: Optional[str] = None, signatures: Sequence[str] = (),
         default_signatures: bool = True, min_confidence: float = 0.5, prefilter: str = "auto",
         classifier: str = "weak", progress: Optional[bool] = None) -> int:
-    """Diagnose every log under ``paths``; write the rows; return the exit status. A usage error or
-    a batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
+    """Diagnose every log under ``paths``; write the rows (in the format ``out``'s extension names;
+    ``fmt``, when given, must agree; jsonl on standard output); return the exit status. A usage
+    error or a batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
     from ..batch import Config
     from ..batch.runner import run_batch
     from ..batch.writers import Writer, format_for
@@ -28,8 +29,9 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: str = "jsonl", jo
         check_choice("--classifier", classifier, CLASSIFIERS)
         check_at_least_one("--jobs", jobs)
         if out is not None:
+            check_agrees(fmt, out, format_for(out))
             writer = Writer(format_for(out), out)
-        elif fmt == "jsonl":
+        elif fmt in (None, "jsonl"):
             writer = Writer("jsonl", stream=sys.stdout)
         else:
             error_line(f"--format {fmt} needs --out FILE; standard output takes jsonl")

@@ -6,7 +6,8 @@ pydantic to do it): most of a plain run's start. A plain scan or batch is parsed
 ``argparse`` instead and runs the same body as the typer command (``output.scan_paths``,
 ``batch_run.run``; the scan's deprecated ``--engine`` is read here too); anything else (help,
 other commands, a bad option or value, batch's deprecated spelling) returns ``None`` and goes
-through typer, which prints its usual help and errors.
+through typer, which prints its usual help and errors (the checks both paths share, such as
+``output.format_of``'s, print the same ``Error:`` line here).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .checks import CLASSIFIERS, PREFILTERS
-from .output import (EXIT_ERROR, check_out, error_line, final_code, pipe_exit, report_errors, scan_paths,
+from .output import (EXIT_ERROR, check_out, error_line, final_code, format_of, pipe_exit, report_errors, scan_paths,
                      starts_with_scan_option, write)
 
 CHOICES = {"prefilter": PREFILTERS, "classifier": CLASSIFIERS}
@@ -34,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--format", "-f", dest="fmt", default="text")
+    p.add_argument("--format", "-f", dest="fmt")
     p.add_argument("--out", "-o", type=Path)
     p.add_argument("--signatures", "-s", action="append", default=[], type=lambda s: str(Path(s)))
     p.add_argument("--min-confidence", type=float, default=0.5)
@@ -52,7 +53,7 @@ def _batch_parser() -> argparse.ArgumentParser:
     p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan batch")
     p.add_argument("paths", nargs="+")
     p.add_argument("--out", "-o", type=Path)
-    p.add_argument("--format", "-f", dest="fmt", default="jsonl")
+    p.add_argument("--format", "-f", dest="fmt")
     p.add_argument("--jobs", "-j", type=int)
     p.add_argument("--engine", default="local")
     p.add_argument("--scheduler")
@@ -91,10 +92,9 @@ def try_batch(args: Sequence[str]) -> Optional[int]:
 def try_run(args: Sequence[str]) -> Optional[int]:
     """Run ``args`` (without ``scan``) as a plain scan and return its exit code, or ``None``."""
     from ..core.errors import DllogscanError
-    from ..report import FORMATS
 
     ns = _parsed(_parser(), args)
-    if ns is None or ns.fmt not in FORMATS or (ns.fmt == "parquet" and ns.out is None):
+    if ns is None:
         return None
     from ..pipeline import runner as pipeline
 
@@ -104,10 +104,11 @@ def try_run(args: Sequence[str]) -> Optional[int]:
         engine = renamed("--engine", "--prefilter", ns.old_engine, ns.prefilter, "auto")
         check_scan_options(ns.min_confidence, ns.max_bytes)
         check_out(ns.out)
+        fmt = format_of(ns.fmt, ns.out)
         pipeline.get_scanner(ns.signatures, engine)
         results = scan_paths(ns.paths, ns.signatures, engine, ns.min_confidence, ns.max_bytes, ns.classifier)
         report_errors(results)
-        write(results, ns.fmt, ns.out)
+        write(results, fmt, ns.out)
     except (DllogscanError, ImportError) as exc:
         error_line(exc)
         return EXIT_ERROR

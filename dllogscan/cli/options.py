@@ -15,7 +15,8 @@ import typer
 
 from ..core.models import ScanResult
 
-Format = Annotated[str, typer.Option("--format", "-f", help="text | json | jsonl | md | csv | github | parquet")]
+FORMAT_HELP = "text | json | jsonl | md | csv | github | parquet (default: what --out's extension names, else text)."
+Format = Annotated[Optional[str], typer.Option("--format", "-f", help=FORMAT_HELP)]
 Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of standard output.")]
 Signatures = Annotated[List[Path], typer.Option("--signatures", "-s", help="Extra signature file or folder (repeatable).")]
 MinConfidence = Annotated[float, typer.Option(help="Report only diagnoses at least this sure.")]
@@ -29,15 +30,16 @@ ExitZero = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when fa
 Timeout = Annotated[float, typer.Option(help="Seconds each cluster tool may take.")]
 
 
-def check_format(fmt: str, out: Optional[Path]) -> None:
-    """A bad ``--format`` is a usage error, found before any tool runs."""
-    from .output import fail
-    from ..report import FORMATS
+def check_format(fmt: Optional[str], out: Optional[Path]) -> str:
+    """The format to write (``output.format_of``); a bad one is a usage error, found before any
+    tool runs."""
+    from ..core.errors import DllogscanError
+    from .output import fail, format_of
 
-    if fmt not in FORMATS:
-        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt == "parquet" and out is None:
-        raise fail("--format parquet needs --out FILE")
+    try:
+        return format_of(fmt, out)
+    except DllogscanError as exc:
+        raise fail(str(exc))
 
 
 def prefilter_of(prefilter: str, old_engine: Optional[str]) -> str:

@@ -83,6 +83,37 @@ def exit_code(results) -> int:
     return EXIT_CLEAN
 
 
+#: The format a ``--out`` file's extension names (batch's ``batch/writers.FORMATS`` and more).
+OUT_SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "md", ".csv": "csv",
+                ".parquet": "parquet", ".pq": "parquet"}
+
+
+def check_agrees(fmt: Optional[str], out: Optional[Path], named: Optional[str]) -> None:
+    """A ``--format`` that ``--out``'s extension contradicts (it names ``named``) is a usage error,
+    in ``scan`` and ``batch`` alike."""
+    from ..core.errors import UsageError
+
+    if fmt is not None and named is not None and fmt != named:
+        raise UsageError(f"--format {fmt} and --out {out} ({named}) disagree; leave out --format to write {named}")
+
+
+def format_of(fmt: Optional[str], out: Optional[Path], default: str = "text") -> str:
+    """The format to write: ``--format`` when given, else the one ``--out``'s extension names (as
+    ``batch --out`` reads it), else ``default``. UsageError for an unknown format, one that
+    ``--out`` contradicts, or Parquet without ``--out``."""
+    from ..core.errors import UsageError
+    from ..report import FORMATS
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    named = OUT_SUFFIXES.get(out.suffix.lower()) if out is not None else None
+    check_agrees(fmt, out, named)
+    chosen = fmt or named or default
+    if chosen == "parquet" and out is None:
+        raise UsageError("--format parquet needs --out FILE")
+    return chosen
+
+
 def check_out(out: Optional[Path]) -> None:
     """Refuse an ``--out`` that cannot be written (a missing folder, a directory) before any work."""
     from ..core.errors import UsageError
@@ -173,14 +204,10 @@ def fail(message: str, code: int = EXIT_ERROR):
 
 
 def emit(results, fmt: str, out: Optional[Path]) -> None:
-    """Write results in ``fmt`` to ``out`` or standard output (a typer command's way out)."""
+    """Write results in ``fmt`` (from ``format_of``) to ``out`` or standard output (a typer
+    command's way out)."""
     from ..core.errors import DllogscanError
-    from .. import report
 
-    if fmt not in report.FORMATS:
-        raise fail(f"unknown format {fmt!r}; choose one of {', '.join(report.FORMATS)}")
-    if fmt == "parquet" and out is None:
-        raise fail("--format parquet needs --out FILE")
     try:
         write(results, fmt, out)
     except DllogscanError as exc:

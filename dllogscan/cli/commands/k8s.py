@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Its namespace (default: kubectl's)."),
         container: Optional[str] = typer.Option(None, "--container", "-c", help="The container (default: the pod's default, or the one that ended)."),
         context: Optional[str] = typer.Option(None, "--context", help="The kubeconfig context."),
-        fmt: Format = "text", out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
+        fmt: Format = None, out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
         prefilter: Prefilter = "auto", classifier: Classifier = "auto", redact: Redact = False,
         exit_zero: ExitZero = False, timeout: Timeout = 30.0, engine: OldEngine = None,
     ) -> None:
@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         from .. import options as cli_options
         from ...integrations.k8s import diagnose_pod
 
-        cli_options.check_format(fmt, out)
+        fmt = cli_options.check_format(fmt, out)
         cfg = cli_options.config(signatures, cli_options.prefilter_of(prefilter, engine), min_confidence, classifier)
         try:
             _, result = diagnose_pod(pod, namespace, container, context, cfg, timeout)

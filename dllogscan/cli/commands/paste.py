@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..options import REDACT_HELP, OldEngine, Prefilter
+from ..options import REDACT_HELP, Format, OldEngine, Prefilter
 
 
 def register(app: typer.Typer) -> None:
@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
   gh issue view 123 --json title,body,comments | dllogscan paste -f md
 """)
     def paste(
-        fmt: str = typer.Option("text", "--format", "-f", help="text | json | jsonl | md | csv | github"),
+        fmt: Format = None,
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
         redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         engine: OldEngine = None,
     ) -> None:
         """Diagnose a paste: a log, a traceback, or an issue thread (GitHub/GitLab/Discourse JSON, HTML)."""
-        from ..output import check_out, emit, exit_code, fail, report_errors
+        from ..output import check_out, emit, exit_code, fail, format_of, report_errors
         from ...core.errors import DllogscanError
         from ...triage import read_paste
 
@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
         try:
             check_scan_options(min_confidence, max_bytes)
             check_out(out)
+            fmt = format_of(fmt, out)
             result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         write: List[str] = typer.Option([], "--write", help="Epilog: stderr (append to the job's stderr file) | admin-comment; default both."),
         budget: float = typer.Option(30.0, help="Epilog: give up after this many seconds."),
         kernel: str = typer.Option("auto", help="Kernel log of the job's window: auto | journalctl | dmesg | off."),
-        fmt: Format = "text", out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
+        fmt: Format = None, out: Out = None, signatures: Signatures = [], min_confidence: MinConfidence = 0.5,  # noqa: B006
         max_bytes: MaxBytes = None, prefilter: Prefilter = "auto", classifier: Classifier = "auto",
         redact: Redact = False, exit_zero: ExitZero = False, timeout: Timeout = 30.0, engine: OldEngine = None,
     ) -> None:
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
             raise fail(f"unknown --kernel {kernel!r}; choose one of {', '.join(KERNEL_MODES)}")
         if not job_id:
             raise fail("give a job id (dllogscan slurm JOBID)")
-        cli_options.check_format(fmt, out)
+        fmt = cli_options.check_format(fmt, out)
         cfg = cli_options.config(signatures, cli_options.prefilter_of(prefilter, engine), min_confidence, classifier)
         from ...core.errors import DllogscanError
         from ...integrations.slurm import diagnose_job
