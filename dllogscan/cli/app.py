@@ -50,7 +50,7 @@ def scan(
     engine, classifier = prefilter_of(prefilter, engine), classifier_of(classifier)
     try:
         check_scan_options(min_confidence, max_bytes)
-        check_out(out)
+        check_out(out, paths)
         fmt = format_of(fmt, out)
         api.pipeline.get_scanner([str(s) for s in signatures], engine)
     except (DllogscanError, ImportError) as exc:

@@ -103,7 +103,7 @@ def try_run(args: Sequence[str]) -> Optional[int]:
     try:
         engine = renamed("--engine", "--prefilter", ns.old_engine, ns.prefilter, "auto")
         check_scan_options(ns.min_confidence, ns.max_bytes)
-        check_out(ns.out)
+        check_out(ns.out, ns.paths)
         fmt = format_of(ns.fmt, ns.out)
         pipeline.get_scanner(ns.signatures, engine)
         results = scan_paths(ns.paths, ns.signatures, engine, ns.min_confidence, ns.max_bytes, ns.classifier)

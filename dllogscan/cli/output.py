@@ -114,8 +114,9 @@ def format_of(fmt: Optional[str], out: Optional[Path], default: str = "text") ->
     return chosen
 
 
-def check_out(out: Optional[Path]) -> None:
-    """Refuse an ``--out`` that cannot be written (a missing folder, a directory) before any work."""
+def check_out(out: Optional[Path], inputs: Sequence[str] = ()) -> None:
+    """Refuse an ``--out`` that cannot be written (a missing folder, a directory) or that is one of
+    ``inputs`` (writing would destroy it) before any work."""
     from ..core.errors import UsageError
 
     if out is None:
@@ -124,6 +125,31 @@ def check_out(out: Optional[Path]) -> None:
         raise UsageError(f"--out {out}: is a directory; name a file")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+    same = _input_at(out, inputs)
+    if same is not None:
+        raise UsageError(f"--out {out}: is an input too ({same}); name another file")
+
+
+def _input_at(out: Path, inputs: Sequence[str]) -> Optional[str]:
+    """The input that is the regular file ``out`` under any name (itself, a link, ``-`` redirected
+    from it), as batch's ``runner.without`` knows its output; None when there is none."""
+    import os
+    import stat
+
+    try:
+        target = out.stat()
+    except (OSError, ValueError):
+        return None  # not there yet: nothing to overwrite
+    if not stat.S_ISREG(target.st_mode):
+        return None  # /dev/null, /dev/full: writing them destroys nothing
+    for name in inputs:
+        try:
+            found = os.fstat(sys.stdin.fileno()) if name == "-" else os.stat(name)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+            return "standard input" if name == "-" else name
+    return None
 
 
 def _writing(out: Path, put) -> None:

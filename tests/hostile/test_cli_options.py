@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -186,3 +188,37 @@ def test_summary_top_must_be_positive(results, value):
     proc = cli("summary", str(results), "--top", value)
     assert proc.returncode == 2 and proc.stdout == b""
     assert no_traceback(proc).splitlines() == [f"Error: --top must be at least 1 (got {value})"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("lead, out_of", [
+    ([], lambda log: log),
+    (["-f", "json"], lambda log: log),
+    (["scan", "-f", "md"], lambda log: log.parent / "link.log"),  # a symbolic link to the input
+    (["report"], lambda log: log.parent / "hard.log"),  # a second hard link to it
+    (["-", "-f", "json"], lambda log: log),  # standard input redirected from it
+    (["paste", "-"], lambda log: log),
+])
+def test_scan_refuses_to_overwrite_its_own_input(log, lead, out_of):
+    """``batch`` leaves its output out of its sources; ``scan`` and ``report`` wrote over the log
+    they had just read (``dllogscan same.log -f json --out same.log`` replaced it with JSON)."""
+    (log.parent / "link.log").symlink_to(log)
+    os.link(log, log.parent / "hard.log")
+    out = out_of(log)
+    command = lead[:1] if lead[:1] in (["scan"], ["report"], ["paste"]) else []
+    inputs = [] if "-" in lead else [str(log)]
+    args = [a for a in lead[len(command):] if command != ["paste"] or a != "-"]
+    with open(log, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-m", "dllogscan", *command, *inputs, *args,
+                               "--out", str(out)], stdin=stdin, capture_output=True, timeout=120)
+    name = "standard input" if "-" in lead else str(log)
+    assert proc.returncode == 2
+    assert no_traceback(proc).splitlines() == [f"Error: --out {out}: is an input too ({name}); name another file"]
+    assert log.read_text() == BUS
+
+
+@pytest.mark.timeout(60)
+def test_scan_may_write_beside_its_input(log):
+    out = log.parent / "new.json"
+    proc = cli(str(log), "--out", str(out))
+    assert proc.returncode == 1 and json.loads(out.read_text())["diagnoses"][0]["class"] == "A"

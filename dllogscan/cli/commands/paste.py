@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         engine = prefilter_of(prefilter, engine)
         try:
             check_scan_options(min_confidence, max_bytes)
-            check_out(out)
+            check_out(out, ["-"])  # the paste is standard input
             fmt = format_of(fmt, out)
             result = read_paste([str(s) for s in signatures], engine, max_bytes, min_confidence)
         except (DllogscanError, ImportError) as exc:

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         engine = prefilter_of(prefilter, engine)
         try:
             check_max_bytes(max_bytes)
-            check_out(out)
+            check_out(out, [target])
             result = scan_one(target, [str(s) for s in signatures], engine, max_bytes)
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))
