@@ -2,20 +2,26 @@
 
 ``scan_text`` and ``scan_file`` say which one they were given and never guess: a service that
 diagnoses text it received uses ``scan_text``, so no text is ever opened as a path. ``scan``
-guesses (an existing file's name is read as that file; anything else is text) and never raises
-for what it is given."""
+guesses (an existing file's name is read as that file; anything else is text; a binary file
+object is read as a stream) and never raises for what it is given: what it cannot read, or cannot
+take, comes back with ``error`` set."""
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 
 from .pipeline import runner as pipeline
 from .sources import streams as sources
 from .core.models import ScanResult
+from .core.names import printable
 from .core.utf8 import to_utf8
 
-TextOrPath = str | bytes | os.PathLike
+TextOrPath = str | bytes | bytearray | memoryview | os.PathLike | BinaryIO
+BYTES_LIKE = (bytes, bytearray, memoryview)
+PATH_TYPES = (str, bytes, os.PathLike)
+TAKES = "give a path, '-', the log's text (str, bytes) or a binary file object"
 
 
 def _names_a_file(item: str) -> bool:
@@ -29,18 +35,80 @@ def _names_a_file(item: str) -> bool:
         return False
 
 
+class _Borrowed(io.RawIOBase):
+    """The caller's binary stream, read through and left open (it is the caller's to close)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        if not isinstance(data, BYTES_LIKE):
+            raise OSError(f"read() gave {type(data).__name__}, not bytes")
+        return bytes(data)
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _stream_name(stream: object) -> str:
+    """A file object's ``name`` when it is one (``open(path, "rb")``), else ``stream``."""
+    name = getattr(stream, "name", None)
+    return name if isinstance(name, str) else "stream"
+
+
+def _from_stream(stream: BinaryIO, name: str, max_bytes: int | None) -> sources.Source:
+    """A binary file object, decompressed like a file and read as a stream, at most ``max_bytes``
+    (default: standard input's bound); it is left open."""
+    limit = max_bytes or sources.DEFAULT_STDIN_LIMIT
+
+    def opener() -> BinaryIO:
+        opened = sources._opened(_Borrowed(stream), name)  # noqa: SLF001 - as from_stdin opens its stream
+        return sources.LimitedReader(opened, limit, name)  # type: ignore[return-value]
+
+    return sources.Source(name=name, opener=opener, limit=limit)
+
+
+def _from_path(path: str | bytes | os.PathLike, max_bytes: int | None) -> sources.Source:
+    """``sources.from_path``; a path no file can have (a NUL byte in it) is a SourceError too."""
+    try:
+        return sources.from_path(path, limit=max_bytes)  # type: ignore[arg-type]
+    except ValueError as exc:
+        name = printable(os.fsdecode(path).replace("\0", "\\x00"))  # printable keeps a NUL
+        raise sources.SourceError(f"{name}: cannot read: {exc}") from None
+
+
 def as_source(item: TextOrPath, name: str | None, max_bytes: int | None) -> sources.Source:
-    """The source ``scan`` reads: bytes and ``str`` text in memory, a ``PathLike`` or the name of
-    an existing file from disk, ``"-"`` standard input."""
-    if isinstance(item, bytes):
-        return sources.from_bytes(item, name or "text")
+    """The source ``scan`` reads: bytes-like objects and ``str`` text in memory, a ``PathLike``
+    or the name of an existing file from disk, ``"-"`` standard input, a binary file object as a
+    stream. SourceError for anything else."""
+    if isinstance(item, BYTES_LIKE):
+        return sources.from_bytes(bytes(item), name or "text")
     if isinstance(item, os.PathLike):
-        return sources.from_path(item, limit=max_bytes)
-    if item == "-":
-        return sources.from_stdin(limit=max_bytes or sources.DEFAULT_STDIN_LIMIT)
-    if _names_a_file(item):
-        return sources.from_path(item, limit=max_bytes)
-    return sources.from_text(item, name or "text")
+        return _from_path(item, max_bytes)
+    if isinstance(item, str):
+        if item == "-":
+            return sources.from_stdin(limit=max_bytes or sources.DEFAULT_STDIN_LIMIT)
+        if _names_a_file(item):
+            return _from_path(item, max_bytes)
+        return sources.from_text(item, name or "text")
+    if callable(getattr(item, "read", None)) and not isinstance(item, io.TextIOBase):
+        return _from_stream(item, name or _stream_name(item), max_bytes)  # type: ignore[arg-type]
+    raise sources.SourceError(f"cannot scan a {type(item).__name__}: {TAKES}"
+                              + (" (a text stream: pass its text, or open the file in binary mode)"
+                                 if isinstance(item, io.TextIOBase) else ""))
+
+
+def _label(item: object) -> str:
+    """How a result that could not be read names ``item``."""
+    if isinstance(item, (str, os.PathLike)):
+        return str(item)[:200]
+    return _stream_name(item) if callable(getattr(item, "read", None)) else type(item).__name__
 
 
 def _diagnose(make_source, label: str, signatures: Iterable[str], engine: str, min_confidence: float,
@@ -59,20 +127,26 @@ def scan(path_or_text: TextOrPath, *, signatures: Iterable[str] = (), engine: st
          min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE, name: str | None = None,
          max_bytes: int | None = None, classifier: str = "auto") -> ScanResult:
     """Diagnose one log: a path (``str`` naming an existing file, or ``PathLike``), ``"-"`` for
-    standard input, or the log's text itself. A source that cannot be read comes back with
-    ``error`` set and no diagnoses; it never raises for bad input. ``classifier``: ``auto``
-    (when no signature decides), ``on`` or ``off``. Use ``scan_text`` or ``scan_file`` when you
-    know which you have."""
-    return _diagnose(lambda: as_source(path_or_text, name, max_bytes), str(path_or_text), signatures, engine,
+    standard input, the log's text itself (``str``, or ``bytes``, ``bytearray``, ``memoryview``),
+    or a binary file object (read as a stream, at most ``max_bytes`` or 512 MiB, and left open).
+    A source that cannot be read, or a value of another type, comes back with ``error`` set and
+    no diagnoses; it never raises for bad input. ``classifier``: ``auto`` (when no signature
+    decides), ``on`` or ``off``. Use ``scan_text`` or ``scan_file`` when you know which you have."""
+    return _diagnose(lambda: as_source(path_or_text, name, max_bytes), _label(path_or_text), signatures, engine,
                      min_confidence, name, classifier)
 
 
-def scan_text(text: str | bytes, *, signatures: Iterable[str] = (), engine: str = "auto",
+def scan_text(text: str | bytes | bytearray | memoryview, *, signatures: Iterable[str] = (), engine: str = "auto",
               min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE, name: str = "text",
               classifier: str = "auto") -> ScanResult:
-    """Diagnose ``text`` (a log, a paste, an issue export; ``str`` or ``bytes``), never read as
-    a path whatever it says. ``source`` in the result is ``name``."""
-    data = text if isinstance(text, bytes) else to_utf8(text)
+    """Diagnose ``text`` (a log, a paste, an issue export; ``str`` or bytes-like), never read as
+    a path whatever it says. ``source`` in the result is ``name``. TypeError for anything else."""
+    if isinstance(text, BYTES_LIKE):
+        data = bytes(text)
+    elif isinstance(text, str):
+        data = to_utf8(text)
+    else:
+        raise TypeError(f"scan_text takes str or bytes-like text, not {type(text).__name__}")
     return _diagnose(lambda: sources.from_bytes(data, name), name, signatures, engine, min_confidence, None,
                      classifier)
 
@@ -80,7 +154,10 @@ def scan_text(text: str | bytes, *, signatures: Iterable[str] = (), engine: str 
 def scan_file(path: str | os.PathLike, *, signatures: Iterable[str] = (), engine: str = "auto",
               min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE, name: str | None = None,
               max_bytes: int | None = None, classifier: str = "auto") -> ScanResult:
-    """Diagnose the file at ``path`` (gzip, bzip2, xz too); a missing or unreadable file comes
-    back with ``error`` set, never as text."""
-    return _diagnose(lambda: sources.from_path(path, limit=max_bytes), str(path), signatures, engine,
-                     min_confidence, name, classifier)
+    """Diagnose the file at ``path`` (gzip, bzip2, xz too); a missing or unreadable file, or a
+    name no file can have, comes back with ``error`` set, never as text. TypeError for what is
+    not a path (an ``int`` would be read as a file descriptor)."""
+    if not isinstance(path, PATH_TYPES):
+        raise TypeError(f"scan_file takes a path (str, bytes or os.PathLike), not {type(path).__name__}")
+    return _diagnose(lambda: _from_path(path, max_bytes), _label(path), signatures, engine, min_confidence, name,
+                     classifier)
