@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 OK_MARK = "dllogscan-repro: ok"
+#: written next to the spec when the factory or collate function cannot be imported: the parent's
+#: usage error, not a failure of the dataset
+IMPORT_ERROR = "import_error"
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -29,6 +32,17 @@ def load_callable(spec: str) -> Callable[..., Any]:
     if not callable(obj):
         raise ValueError(f"{spec!r} is not callable")
     return obj
+
+
+def load_or_stop(spec: str, what: str, folder: str) -> Callable[..., Any]:
+    """``load_callable(spec)``; when it cannot be imported (any error while importing or looking it
+    up), say why in ``IMPORT_ERROR`` and exit 2 before any data is loaded."""
+    try:
+        return load_callable(spec)
+    except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
+        why = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        Path(folder, IMPORT_ERROR).write_text(f"{spec}: cannot import the {what}: {why}")
+        sys.exit(2)
 
 
 class _PidInit:
@@ -64,10 +78,12 @@ def run(spec: dict[str, Any]) -> None:
     workers = spec["num_workers"]
     print(f"dllogscan-repro: torch {torch.__version__}, num_workers={workers}, "
           f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
-    dataset = load_callable(spec["factory"])()
+    factory = load_or_stop(spec["factory"], "factory", folder)
+    collate = load_or_stop(spec["collate"], "collate function", folder) if spec.get("collate") else None
+    dataset = factory()
     kwargs: dict[str, Any] = {"batch_size": spec["batch_size"], "num_workers": workers}
-    if spec.get("collate"):
-        kwargs["collate_fn"] = load_callable(spec["collate"])
+    if collate is not None:
+        kwargs["collate_fn"] = collate
     if workers:
         kwargs["worker_init_fn"] = _PidInit(folder)
         if spec.get("spawn"):

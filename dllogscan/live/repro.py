@@ -16,10 +16,11 @@ from typing import Any
 
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
+from ..core.errors import UsageError
 from ..core.models import Diagnosis
 from ..scan.scanner import Scanner
 from . import stacks
-from .child import OK_MARK
+from .child import IMPORT_ERROR, OK_MARK
 
 TAIL_LINES = 40
 #: a traceback frame line: it says where, not what went wrong
@@ -101,7 +102,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None = None) -> Rung:
     """Run one rung in a fresh interpreter in its own process group; cut a hang at the timeout
-    after asking every process for its stacks."""
+    after asking every process for its stacks. UsageError when the factory or collate function
+    cannot be imported there (the child says so in ``IMPORT_ERROR``): not a rung's failure."""
     with tempfile.TemporaryDirectory(prefix="dllogscan-repro-") as folder:
         spec = {"factory": settings.factory, "num_workers": workers, "batches": settings.batches,
                 "batch_size": settings.batch_size, "spawn": settings.spawn, "collate": settings.collate,
@@ -126,6 +128,9 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 _kill_group(proc)
         seconds = time.monotonic() - start
         output = log_path.read_text(errors="replace")
+        unimportable = Path(folder, IMPORT_ERROR)
+        if unimportable.exists():
+            raise UsageError(unimportable.read_text())
         stats_file = Path(folder, "stats.json")
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
@@ -144,7 +149,8 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
 
 
 def ladder(settings: Settings, scanner: Scanner | None = None, cwd: str | None = None) -> list[Rung]:
-    """Every rung in order; after a failure at 0 the rest are skipped (the bug is in the dataset)."""
+    """Every rung in order; after a failure at 0 the rest are skipped (the bug is in the dataset).
+    UsageError when the factory cannot be imported (``run_rung``)."""
     scanner = scanner or pipeline.get_scanner()
     rungs: list[Rung] = []
     for n in settings.workers:

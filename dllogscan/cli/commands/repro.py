@@ -56,7 +56,10 @@ def register(app: typer.Typer) -> None:
         settings = ladder.Settings(factory=factory, workers=rungs_n, batches=batches, batch_size=batch_size,
                                    timeout=timeout, spawn=spawn, collate=collate, nofile=nofile,
                                    sharing_strategy=sharing_strategy)
-        rungs = ladder.ladder(settings, scanner)
+        try:
+            rungs = ladder.ladder(settings, scanner)
+        except DllogscanError as exc:  # the factory cannot be imported: a usage error, not a verdict
+            raise fail(str(exc))
         verdict = conclude.conclude(rungs)
         if fmt == "json":
             sys.stdout.write(json.dumps({"factory": factory, "rungs": [r.to_dict() for r in rungs],

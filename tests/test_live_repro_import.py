@@ -1,0 +1,51 @@
+"""``dllogscan repro`` with a factory (or collate function) that cannot be imported: a usage
+error, exit 2, one line; not "the bug is in the dataset code" (the rung's ModuleNotFoundError had
+been read as the dataset failing at num_workers=0)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("psutil")
+
+from dllogscan.core.errors import UsageError  # noqa: E402
+from dllogscan.live.repro import Settings, ladder  # noqa: E402
+from tests.live_helpers import scanner  # noqa: E402
+
+DS = "tests.live_datasets"
+
+
+def repro(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("args, message", [
+    (["nosuch:thing", "--workers", "0"],
+     "nosuch:thing: cannot import the factory: ModuleNotFoundError: No module named 'nosuch'"),
+    ([f"{DS}:nothing", "--workers", "0,1"],
+     f"{DS}:nothing: cannot import the factory: AttributeError: module '{DS}' has no attribute 'nothing'"),
+    ([f"{DS}:healthy", "--workers", "1", "--collate", "nosuch:collate"],
+     "nosuch:collate: cannot import the collate function: ModuleNotFoundError: No module named 'nosuch'"),
+])
+def test_an_unimportable_factory_is_a_usage_error(args, message):
+    proc = repro(*args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and proc.stderr.splitlines() == [f"Error: {message}"]
+
+
+@pytest.mark.timeout(120)
+def test_the_ladder_raises_a_usage_error_for_it():
+    with pytest.raises(UsageError, match="cannot import the factory"):
+        ladder(Settings(factory="nosuch:thing", workers=(0, 1), batches=1, timeout=60), scanner())
+
+
+@pytest.mark.timeout(120)
+def test_a_factory_that_raises_is_still_the_dataset_code():
+    """Importing worked: the factory's own failure is the dataset's (exit 1, the ladder's verdict)."""
+    proc = repro(f"{DS}:raising", "--workers", "0", "--batches", "2")
+    assert proc.returncode == 1 and "the bug is in the dataset code" in proc.stdout
