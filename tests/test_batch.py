@@ -128,28 +128,6 @@ def test_import_dllogscan_does_not_import_pandas():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
 
 
-@pytest.mark.parametrize("out, fmt, kind", [(None, "jsonl", "jsonl"), ("r.csv", "jsonl", "csv"), ("r.csv", "csv", "csv"),
-                                            ("r.parquet", "parquet", "parquet"), ("r.jsonl", "jsonl", "jsonl")])
-def test_output_format_is_the_type_out_names(out, fmt, kind):
-    from dllogscan.batch.writers import output_format
-
-    assert output_format(Path(out) if out else None, fmt) == kind
-
-
-@pytest.mark.parametrize("out, fmt, message", [
-    ("r.csv", "md", "--format md does not match --out {}r.csv, a csv file"),   # before: CSV written silently
-    ("r.jsonl", "parquet", "--format parquet does not match --out {}r.jsonl, a jsonl file"),
-    (None, "md", "--format md needs --out FILE"),
-])
-def test_a_format_that_out_does_not_name_is_refused(out, fmt, message, tmp_path):
-    from dllogscan.batch.writers import open_writer
-    from dllogscan.core.errors import UsageError
-
-    with pytest.raises(UsageError, match=re.escape(message.format(f"{tmp_path}/"))):
-        open_writer(tmp_path / out if out else None, fmt)
-    assert not (tmp_path / (out or "x")).exists()
-
-
 def test_a_writer_refuses_an_out_it_cannot_write(tmp_path):
     """Before: ``Error: [Errno 2] No such file or directory: ...``; now the scan's --out words."""
     from dllogscan.core.errors import UsageError

@@ -90,7 +90,10 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["batch", "x", "--out", "r.xlsx"], "unknown output type"),
-    (["batch", "x", "--format", "md"], "needs --out"),
+    # batch's rows are a table: before, md was "needs --out" and with --out r.csv "disagree"
+    (["batch", "x", "--format", "md"], "unknown --format 'md'; choose one of jsonl, csv, parquet"),
+    (["batch", "x", "--format", "xx", "--out", "r.csv"], "unknown --format 'xx'"),
+    (["batch", "x", "--format", "csv"], "--format csv needs --out FILE"),
     (["batch", "x", "--engine", "spark"], "unknown engine"),
     (["summary", "missing.parquet"], "no such file"),
     # before: "Error: [Errno 2] No such file or directory: '/nonexist/o.jsonl'"

@@ -13,7 +13,8 @@ from .worker import Record
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 ROW_GROUP = 2000
-DEFAULT_FORMAT = "jsonl"
+#: what ``batch --format`` may name (its rows are a table: no terminal report, no markdown)
+BATCH_FORMATS = ("jsonl", "csv", "parquet")
 
 
 def format_for(path: Path) -> str:
@@ -30,27 +31,6 @@ def check_out(path: Path) -> None:
         raise UsageError(f"--out {path}: is a directory; name a file")
     if not path.parent.is_dir():
         raise UsageError(f"--out {path}: the folder {path.parent} does not exist")
-
-
-def output_format(out: Path | None, fmt: str = DEFAULT_FORMAT) -> str:
-    """What ``batch --format FMT [--out OUT]`` writes: OUT's type (a FMT other than the default
-    must name the same), or jsonl on standard output; anything else is a ``UsageError``."""
-    if out is None:
-        if fmt != DEFAULT_FORMAT:
-            raise UsageError(f"--format {fmt} needs --out FILE; standard output takes jsonl")
-        return fmt
-    kind = format_for(out)
-    if fmt not in (DEFAULT_FORMAT, kind):
-        raise UsageError(f"--format {fmt} does not match --out {out}, a {kind} file: batch writes the "
-                         "type --out names (.parquet, .csv or .jsonl); leave --format out")
-    return kind
-
-
-def open_writer(out: Path | None, fmt: str = DEFAULT_FORMAT, stream: IO[str] | None = None) -> "Writer":
-    """The writer ``batch --format FMT [--out OUT]`` asks for (``output_format``), ``stream``
-    taking jsonl when there is no OUT."""
-    kind = output_format(out, fmt)
-    return Writer(kind, out) if out is not None else Writer(kind, stream=stream)
 
 
 class Writer:

@@ -19,7 +19,7 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
     error or a batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
     from ..batch import Config
     from ..batch.runner import run_batch
-    from ..batch.writers import Writer, format_for
+    from ..batch.writers import BATCH_FORMATS, Writer, format_for
     from ..core.errors import DllogscanError
     from .checks import CLASSIFIERS, PREFILTERS, check_at_least_one, check_choice, check_min_confidence
 
@@ -28,6 +28,8 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         check_choice("--prefilter", prefilter, PREFILTERS)
         check_choice("--classifier", classifier, CLASSIFIERS)
         check_at_least_one("--jobs", jobs)
+        if fmt is not None:
+            check_choice("--format", fmt, BATCH_FORMATS)
         if out is not None:
             check_agrees(fmt, out, format_for(out))
             writer = Writer(format_for(out), out)
