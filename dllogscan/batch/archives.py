@@ -19,6 +19,7 @@ from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
+from ..sources.archives import ZipSpent
 from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
 from . import tarstream
 
@@ -200,9 +201,10 @@ def open_tar(raw: CountingReader) -> tuple[tarfile.TarFile, "tarstream.GzipStrea
 
 
 def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:
-    total = compressed = 0
+    total = 0
+    spent = ZipSpent(raw)  # capped at the file's size: entries may share one member's data
     if tally.consumed is None:
-        tally.consumed = lambda: compressed
+        tally.consumed = spent
     with zipfile.ZipFile(raw) as zf:
         for count, info in enumerate(zf.infolist(), start=1):
             if info.is_dir():
@@ -222,7 +224,7 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
             if stat.S_ISLNK(info.external_attr >> 16):  # zip -y: the member's text is the link's target
                 yield Member(name, None, 0, error=f"is a symbolic link to {_zip_target(zf, info)}{LINK_TAIL}")
                 continue
-            compressed += info.compress_size  # of the members read: one skipped above counts neither way
+            spent.add(info)  # of the members read: one skipped above counts neither way
             if not tally.add(info.file_size, limits):  # a bomb split over members each under the floor
                 yield Member(name, None, info.file_size, error=BOMB_ERROR.format(limits.ratio))
                 return

@@ -13,6 +13,7 @@ import zipfile
 import zlib
 
 from dllogscan.batch.archives import Limits, iter_archive
+from tests.hostile.zipcraft import log_text, overlapping_zip
 
 LINE = b"step 1 loss 0.125 lr 0.001\n"
 
@@ -60,6 +61,34 @@ def test_zip_bomb_at_default_limits_through_batch(tmp_path):
     rows = out["rows"]
     assert [r["status"] for r in rows] == ["ok", "ok", "error"]
     assert "compression bomb" in rows[-1]["error"] and out["code"] == 3
+    assert elapsed < 20 and out["maxrss_mb"] < 400
+
+
+def test_zip_bomb_of_overlapping_entries_is_stopped():
+    """1 000 directory entries sharing one member that deflates ~27x: their compressed sizes,
+    summed, kept the archive's ratio under 200x (a 3 MB zip of 1 092 such 60 MiB entries
+    inflated 68 GB); against the file's size the bomb error comes after ~200x of it."""
+    data = overlapping_zip("job.log", log_text(1 << 20), copies=1000)
+    seen, inflated = _read_all(data, "zip", Limits(ratio_floor=1 << 20))
+    assert seen[-1] == "ERROR archive decompresses more than 200x its size (a compression bomb?); rest not read"
+    assert seen[:-1] == ["x!/job.log"] * (len(seen) - 1) and 1 < len(seen) < 50
+    assert inflated <= 200 * len(data)
+
+
+def test_zip_bomb_of_overlapping_entries_at_default_limits_through_batch(tmp_path):
+    """1 000 entries of one 40 MiB member (1.5 MB deflated): 40 GB, refused after ~300 MiB."""
+    member = log_text(40 << 20)
+    path = tmp_path / "overlap.zip"
+    path.write_bytes(overlapping_zip("job.log", member, copies=1000))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True, text=True, timeout=60)
+    elapsed = time.perf_counter() - start
+    assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    rows = out["rows"]
+    assert [r["status"] for r in rows] == ["ok"] * (len(rows) - 1) + ["error"] and len(rows) < 20
+    assert "compression bomb" in rows[-1]["error"] and out["code"] == 3
+    assert (len(rows) - 1) * len(member) <= 200 * path.stat().st_size
     assert elapsed < 20 and out["maxrss_mb"] < 400
 
 
