@@ -19,7 +19,7 @@ from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
-from ..sources.archives import ZipSpent
+from ..sources.archives import ZipSpent, zip_name
 from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
 from . import tarstream
 
@@ -209,7 +209,7 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
         for count, info in enumerate(zf.infolist(), start=1):
             if info.is_dir():
                 continue
-            name = prefix + info.filename
+            name = prefix + zip_name(info)  # its bytes, as a tar's names: zipfile reads cp437
             total += info.file_size
             if count > limits.members or total > limits.total_bytes:
                 yield Member(name, None, info.file_size, error="archive over its member-count or size limit; rest not read")

@@ -13,7 +13,7 @@ import zipfile
 import zlib
 
 from dllogscan.batch.archives import Limits, iter_archive
-from tests.hostile.zipcraft import log_text, overlapping_zip
+from tests.hostile.zipcraft import log_text, overlapping_zip, raw_name_zip
 
 LINE = b"step 1 loss 0.125 lr 0.001\n"
 
@@ -129,3 +129,11 @@ def test_ordinary_archives_still_read_whole():
     seen, inflated = _read_all(data, "zip", Limits(ratio_floor=1 << 20))
     assert seen == [f"x!/n{i}.log" for i in range(4)] and inflated == 4 * len(text)
     assert zlib.compress(text)  # (the text is not trivially compressible)
+
+
+def test_zip_names_without_the_utf8_flag_are_read_from_their_bytes():
+    """Info-ZIP's ``zip`` stores a Linux name's bytes with no UTF-8 flag; zipfile reads them as
+    cp437 (``j├╢b.log``). A name that is not UTF-8 keeps its bytes escaped, as in a tar."""
+    data = raw_name_zip({"jöb.log".encode(): LINE, b"bad\xff.log": LINE, b"logs/plain.log": LINE})
+    seen, _ = _read_all(data, "zip", Limits())
+    assert seen == ["x!/jöb.log", "x!/bad\udcff.log", "x!/logs/plain.log"]

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dllogscan.core.names import printable
+from tests.hostile.zipcraft import raw_name_zip
 
 BUS = b"RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
 
@@ -36,11 +37,14 @@ def tree(tmp_path):
             info = tarfile.TarInfo(name)
             info.size = len(BUS)
             tf.addfile(info, io.BytesIO(BUS))
+    # Info-ZIP's ``zip`` stores a Linux name's bytes with no UTF-8 flag (zipfile reads them as cp437)
+    (root / "infozip.zip").write_bytes(raw_name_zip({"jöb.log".encode(): BUS, b"bad\xff.log": BUS}))
     (root / "zz-after.log").write_text("hello\n")
     return root
 
 
-WANT = {("bad\\xff.log", None), ("latin.tar", "caf\\xe9.log"), ("latin.tar", "plain.log"), ("zz-after.log", None)}
+WANT = {("bad\\xff.log", None), ("latin.tar", "caf\\xe9.log"), ("latin.tar", "plain.log"), ("zz-after.log", None),
+        ("infozip.zip", "jöb.log"), ("infozip.zip", "bad\\xff.log")}
 
 
 @pytest.mark.parametrize("ext", ["jsonl", "csv", "parquet"])
@@ -64,7 +68,8 @@ def test_batch_to_standard_output(tree):
     proc = _cli("batch", str(tree), "--jobs", "1")
     rows = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
     assert {r["source"][len(str(tree)) + 1:] for r in rows} == {
-        "bad\\xff.log", "latin.tar!/caf\\xe9.log", "latin.tar!/plain.log", "zz-after.log"}
+        "bad\\xff.log", "latin.tar!/caf\\xe9.log", "latin.tar!/plain.log", "zz-after.log",
+        "infozip.zip!/jöb.log", "infozip.zip!/bad\\xff.log"}
 
 
 @pytest.mark.parametrize("fmt", ["json", "csv", "md", "parquet"])
