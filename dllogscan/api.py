@@ -65,13 +65,8 @@ def _stream_name(stream: object) -> str:
 def _from_stream(stream: BinaryIO, name: str, max_bytes: int | None) -> sources.Source:
     """A binary file object, decompressed like a file and read as a stream, at most ``max_bytes``
     (default: standard input's bound); it is left open."""
-    limit = max_bytes or sources.DEFAULT_STDIN_LIMIT
-
-    def opener() -> BinaryIO:
-        opened = sources._opened(_Borrowed(stream), name)  # noqa: SLF001 - as from_stdin opens its stream
-        return sources.LimitedReader(opened, limit, name)  # type: ignore[return-value]
-
-    return sources.Source(name=name, opener=opener, limit=limit)
+    return sources.from_stream(lambda: _Borrowed(stream), name,  # type: ignore[arg-type, return-value]
+                               max_bytes or sources.DEFAULT_STDIN_LIMIT)
 
 
 def _from_path(path: str | bytes | os.PathLike, max_bytes: int | None) -> sources.Source:

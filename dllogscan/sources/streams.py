@@ -224,13 +224,19 @@ def _opened(raw: BinaryIO, name: str) -> BinaryIO:
         raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
-def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Source:
-    """Standard input, capped at ``limit`` bytes so an endless stream cannot run forever."""
+def from_stream(open_raw: Callable[[], BinaryIO], name: str, limit: int | None) -> Source:
+    """A stream read once, as it comes (``open_raw`` gives it when the source is opened):
+    decompressed like a file, capped at ``limit`` bytes so an endless one cannot run forever."""
 
     def opener() -> BinaryIO:
-        return LimitedReader(_opened(sys.stdin.buffer.raw, name), limit, name)  # type: ignore[arg-type, return-value]
+        return LimitedReader(_opened(open_raw(), name), limit, name)  # type: ignore[return-value]
 
     return Source(name=name, opener=opener, limit=limit)
+
+
+def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Source:
+    """Standard input (``from_stream``)."""
+    return from_stream(lambda: sys.stdin.buffer.raw, name, limit)  # type: ignore[arg-type, return-value]
 
 
 def from_bytes(data: bytes, name: str = "text") -> Source:
