@@ -2,11 +2,13 @@
 
 A line holding a keyword is tried against every signature of that keyword, alone and joined with
 each neighbour; on a log full of near misses (``accept4() failed (24: Too many open files)``)
-that is a dozen regex searches per line. A *screen* is the alternation of those signatures'
-patterns with every zero-width assertion removed (``^ $ \\b \\B \\A \\Z`` and lookarounds) and
-named groups unnamed. Removing an assertion only lets a pattern match more, so when the screen
-finds nothing in a text, no signature of the group matches there: one search rules them all
-out, and the exact per-signature search runs only where the screen found something.
+that is a dozen regex searches per line. A line's *screen* (``build``) is the alternation of
+those signatures' own patterns, named groups unnamed: searched in the same texts, it finds
+something exactly where some signature does, so one search rules them all out, and the
+per-signature search runs only where the screen found something. A *round* screen
+(``RoundScreen``) reads a whole round as one text, where a line's anchors and lookarounds mean
+something else: it searches the patterns with every zero-width assertion removed (``loosen``:
+``^ $ \\b \\B \\A \\Z`` and lookarounds), which only lets a pattern match more.
 """
 from __future__ import annotations
 

@@ -53,11 +53,7 @@ def test_zip_bomb_at_default_limits_through_batch(tmp_path):
     path = tmp_path / "bomb.zip"
     path.write_bytes(_zip({"a.log": member, "b.log": member, "c.log": member}))
     assert len(member) * 3 > 200 * path.stat().st_size
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True, text=True, timeout=120)
-    elapsed = time.perf_counter() - start
-    assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out, elapsed = _batch_measured(path, timeout=120)
     rows = out["rows"]
     assert [r["status"] for r in rows] == ["ok", "ok", "error"]
     assert "compression bomb" in rows[-1]["error"] and out["code"] == 3
@@ -80,16 +76,22 @@ def test_zip_bomb_of_overlapping_entries_at_default_limits_through_batch(tmp_pat
     member = log_text(40 << 20)
     path = tmp_path / "overlap.zip"
     path.write_bytes(overlapping_zip("job.log", member, copies=1000))
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True, text=True, timeout=60)
-    elapsed = time.perf_counter() - start
-    assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out, elapsed = _batch_measured(path, timeout=60)
     rows = out["rows"]
     assert [r["status"] for r in rows] == ["ok"] * (len(rows) - 1) + ["error"] and len(rows) < 20
     assert "compression bomb" in rows[-1]["error"] and out["code"] == 3
     assert (len(rows) - 1) * len(member) <= 200 * path.stat().st_size
     assert elapsed < 20 and out["maxrss_mb"] < 400
+
+
+def _batch_measured(path, timeout: int) -> tuple[dict, float]:
+    """``batch`` over ``path`` in a fresh interpreter (``_MEASURE``): its rows, exit code and peak
+    memory, and the wall time; never a traceback."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True, text=True, timeout=timeout)
+    elapsed = time.perf_counter() - start
+    assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
+    return json.loads(proc.stdout.splitlines()[-1]), elapsed
 
 
 _MEASURE = """
