@@ -73,7 +73,7 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             out = scanner.scan(PeekedStream(head, reader, ahead.error))
             out.document = document
             if out.read_error:
-                named = out.read_error.startswith(source.name)
+                named = out.read_error.startswith(f"{source.name}: ")
                 return out, out.read_error if named else f"{source.name}: {out.read_error}"
             if getattr(stream, "cut", False):
                 return out, f"{source.name}: input cut at {source.limit} bytes (--max-bytes); scanned what came before"
