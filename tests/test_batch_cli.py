@@ -118,6 +118,19 @@ def test_an_empty_folder_is_a_usage_error(tmp_path, out):
     assert proc.stderr == f"Error: no input files found in {tmp_path / 'empty'}\n"
 
 
+@pytest.mark.parametrize("out", ["r.jsonl", "r.csv", "r.parquet"])
+def test_no_input_leaves_no_output_behind(tmp_path, out):
+    """Before: ``batch 'nomatch/*.log' --out r.jsonl`` said "no input files" and left an empty
+    r.jsonl (an earlier r.jsonl emptied). Now a new output is not created and an old one is kept."""
+    target = tmp_path / out
+    proc = cli("batch", str(tmp_path / "nomatch" / "*.log"), "--out", str(target))
+    assert proc.returncode == 2 and "no input files found" in proc.stderr
+    assert not target.exists()
+    target.write_bytes(b"earlier results\n")
+    proc = cli("batch", str(tmp_path / "nomatch" / "*.log"), "--out", str(target))
+    assert proc.returncode == 2 and target.read_bytes() == b"earlier results\n"
+
+
 def test_missing_path_is_a_row_not_a_crash(tmp_path):
     proc = cli("batch", str(tmp_path / "nope.log"))
     assert proc.returncode == 3

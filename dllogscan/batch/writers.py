@@ -33,8 +33,23 @@ def check_out(path: Path) -> None:
         raise UsageError(f"--out {path}: the folder {path.parent} does not exist")
 
 
+def check_writable(path: Path) -> None:
+    """Refuse a file that cannot be opened for writing, leaving it as it was: an existing file is
+    not emptied, a new one is not left behind (the batch may still stop before its first row)."""
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
 class Writer:
-    """Appends records to one output (a file, or a text stream for JSONL)."""
+    """Appends records to one output (a file, or a text stream for JSONL). A file is checked at
+    once and created with the first row, so a batch that stops before any row (no input found)
+    leaves no empty output behind and an earlier one untouched."""
 
     def __init__(self, fmt: str, path: Path | None = None, stream: IO[str] | None = None) -> None:
         self.fmt, self.path, self.rows, self.count = fmt, path, [], 0
@@ -43,16 +58,26 @@ class Writer:
         self.stream = stream
         if path is not None:
             check_out(path)
-        if path is not None and fmt in ("jsonl", "csv"):
-            try:
-                self.stream = open(path, "w", encoding="utf-8", newline="")
-            except OSError as exc:
-                raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
-        if fmt == "csv":
-            self._csv = csv.DictWriter(self.stream, fieldnames=COLUMNS, lineterminator="\n")  # type: ignore[arg-type]
-            self._csv.writeheader()
+            check_writable(path)
+        if stream is not None and fmt == "csv":
+            self._start_csv()
+
+    def _open(self) -> None:
+        """Open the output file for the first row (JSONL, CSV; Parquet opens its own writer)."""
+        try:
+            self.stream = open(self.path, "w", encoding="utf-8", newline="")  # type: ignore[arg-type]
+        except OSError as exc:
+            raise UsageError(f"--out {self.path}: cannot write: {exc.strerror or exc}") from None
+        if self.fmt == "csv":
+            self._start_csv()
+
+    def _start_csv(self) -> None:
+        self._csv = csv.DictWriter(self.stream, fieldnames=COLUMNS, lineterminator="\n")  # type: ignore[arg-type]
+        self._csv.writeheader()
 
     def write(self, record: Record) -> None:
+        if self.stream is None and self.fmt in ("jsonl", "csv"):
+            self._open()
         self.count += 1
         if self.fmt == "jsonl":
             self.stream.write(to_json(record) + "\n")  # type: ignore[union-attr]
@@ -75,6 +100,9 @@ class Writer:
         self.rows = []
 
     def close(self) -> None:
+        """Finish the output; with no row written, there is no output file to finish."""
+        if self.count == 0 and self.path is not None:
+            return
         if self.fmt == "parquet":
             if self.rows or self._parquet is None:
                 self._flush_parquet()
