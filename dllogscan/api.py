@@ -4,7 +4,8 @@
 diagnoses text it received uses ``scan_text``, so no text is ever opened as a path. ``scan``
 guesses (an existing file's name is read as that file; anything else is text; a binary file
 object is read as a stream) and never raises for what it is given: what it cannot read, or cannot
-take, comes back with ``error`` set."""
+take, comes back with ``error`` set. An option no call can mean (``engine="foo"``,
+``min_confidence=5``) is the caller's mistake: ValueError, before anything is read."""
 from __future__ import annotations
 
 import io
@@ -107,9 +108,10 @@ def _label(item: object) -> str:
 
 
 def _diagnose(make_source, label: str, signatures: Iterable[str], engine: str, min_confidence: float,
-              name: str | None, classifier: str) -> ScanResult:
+              name: str | None, classifier: str, max_bytes: int | None = None) -> ScanResult:
     """Open the source ``make_source()`` builds and run the pipeline; a source that cannot be
     opened becomes a result with ``error`` set."""
+    pipeline.check_options(engine, min_confidence, classifier, max_bytes)
     try:
         source = make_source()
     except sources.SourceError as exc:
@@ -125,10 +127,11 @@ def scan(path_or_text: TextOrPath, *, signatures: Iterable[str] = (), engine: st
     standard input, the log's text itself (``str``, or ``bytes``, ``bytearray``, ``memoryview``),
     or a binary file object (read as a stream, at most ``max_bytes`` or 512 MiB, and left open).
     A source that cannot be read, or a value of another type, comes back with ``error`` set and
-    no diagnoses; it never raises for bad input. ``classifier``: ``auto`` (when no signature
-    decides), ``on`` or ``off``. Use ``scan_text`` or ``scan_file`` when you know which you have."""
+    no diagnoses; it never raises for bad input (ValueError for an option value no call can mean).
+    ``engine``: the prefilter (auto, hyperscan, ahocorasick, python). ``classifier``: ``auto``
+    (when no signature decides), ``weak``, ``on`` or ``off``. Use ``scan_text`` or ``scan_file`` when you know which you have."""
     return _diagnose(lambda: as_source(path_or_text, name, max_bytes), _label(path_or_text), signatures, engine,
-                     min_confidence, name, classifier)
+                     min_confidence, name, classifier, max_bytes)
 
 
 def scan_text(text: str | bytes | bytearray | memoryview, *, signatures: Iterable[str] = (), engine: str = "auto",
@@ -155,4 +158,4 @@ def scan_file(path: str | os.PathLike, *, signatures: Iterable[str] = (), engine
     if not isinstance(path, PATH_TYPES):
         raise TypeError(f"scan_file takes a path (str, bytes or os.PathLike), not {type(path).__name__}")
     return _diagnose(lambda: _from_path(path, max_bytes), _label(path), signatures, engine, min_confidence, name,
-                     classifier)
+                     classifier, max_bytes)

@@ -28,6 +28,9 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
     from .rows import COLUMNS, to_row
     from .writers import Writer, format_for
 
+    from ..pipeline.runner import check_options
+
+    check_options(prefilter, min_confidence, classifier, engine_argument="prefilter")
     if isinstance(paths, (str, Path)):
         paths = [str(paths)]
     config = Config(tuple(str(s) for s in signatures), default_signatures, prefilter, min_confidence,

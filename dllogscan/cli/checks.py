@@ -10,10 +10,8 @@ import sys
 from typing import Sequence
 
 from ..core.errors import UsageError
-from ..scan.prefilter import ENGINES as PREFILTERS
-
-#: ``--classifier``'s words (pipeline.runner reads them: auto, weak, on; anything else is off).
-CLASSIFIERS = ("auto", "weak", "on", "off")
+from ..pipeline.runner import CLASSIFIERS  # noqa: F401 - the commands' --classifier words
+from ..scan.prefilter import ENGINES as PREFILTERS  # noqa: F401 - the commands' --prefilter words
 
 
 def check_choice(option: str, value: str, choices: Sequence[str]) -> str:

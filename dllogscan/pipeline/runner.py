@@ -11,6 +11,7 @@ from ..correlate.candidates import correlate, filter_hits, with_silence
 from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
+from ..scan.prefilter import ENGINES
 from ..scan.scanner import Scanner
 from ..scan.output import ScanOutput
 from ..signatures.database import Database
@@ -20,6 +21,8 @@ from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, Peeked
 from ..normalize.encoding import Transcoded, text_encoding
 
 DEFAULT_MIN_CONFIDENCE = 0.5
+#: what ``run``'s ``classifier`` may be (see ``run``); the CLI's ``--classifier`` takes the same words
+CLASSIFIERS = ("auto", "weak", "on", "off")
 #: the classes ``dllogscan/data/scope.toml`` may set aside (tests/test_scope.py keeps them in step)
 SCOPED_CLASSES = frozenset({"C", "D"})
 
@@ -80,6 +83,20 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             return out, None
     except SourceError as exc:
         return None, str(exc)
+
+
+def check_options(engine: str, min_confidence: float, classifier: str, max_bytes: int | None = None,
+                  engine_argument: str = "engine") -> None:
+    """ValueError for an argument no call can mean (``engine="foo"``, ``min_confidence=5``):
+    a caller's mistake, unlike an input that cannot be read, is not a result. The Python API's
+    check (``engine_argument``: what the caller calls the prefilter)."""
+    for argument, value, choices in ((engine_argument, engine, ENGINES), ("classifier", classifier, CLASSIFIERS)):
+        if value not in choices:
+            raise ValueError(f"{argument}={value!r}: choose one of {', '.join(choices)}")
+    if not (isinstance(min_confidence, (int, float)) and 0.0 <= min_confidence <= 1.0):  # nan fails too
+        raise ValueError(f"min_confidence={min_confidence!r}: give a probability between 0 and 1")
+    if max_bytes is not None and not (isinstance(max_bytes, int) and max_bytes >= 1):
+        raise ValueError(f"max_bytes={max_bytes!r}: give a positive number of bytes, or None")
 
 
 def run(source: Source, scanner: Scanner | None = None,

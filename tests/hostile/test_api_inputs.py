@@ -85,3 +85,35 @@ def test_scan_file_never_reads_a_descriptor(tmp_path):
 def test_scan_text_rejects_what_is_not_text(item):
     with pytest.raises(TypeError, match="scan_text takes"):
         dllogscan.scan_text(item)
+
+
+@pytest.mark.parametrize("call", [dllogscan.scan, dllogscan.scan_text])
+@pytest.mark.parametrize("option, value", [("engine", "foo"), ("classifier", "foo"), ("min_confidence", 5),
+                                           ("min_confidence", float("nan")), ("min_confidence", -0.1)])
+def test_an_option_no_call_can_mean_is_a_value_error(call, option, value):
+    """Before: ``engine="foo"`` and ``classifier="foo"`` scanned as if defaults or "off" were
+    given, and ``min_confidence=5`` returned no diagnosis, all silently."""
+    with pytest.raises(ValueError, match=f"^{option}="):
+        call(BUS, **{option: value})
+
+
+@pytest.mark.parametrize("max_bytes", [0, -5])
+def test_max_bytes_must_be_positive(tmp_path, max_bytes):
+    path = tmp_path / "job.log"
+    path.write_bytes(BUS)
+    with pytest.raises(ValueError, match="^max_bytes="):
+        dllogscan.scan_file(path, max_bytes=max_bytes)
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize("classifier", ["auto", "weak", "on", "off"])
+def test_every_documented_option_value_is_taken(engine, classifier):
+    assert dllogscan.scan(BUS, engine=engine, classifier=classifier, min_confidence=1.0).error is None
+
+
+@pytest.mark.parametrize("option, value", [("prefilter", "foo"), ("classifier", "foo"), ("min_confidence", 2)])
+def test_scan_many_refuses_an_option_no_call_can_mean(tmp_path, option, value):
+    """Before: ``classifier="foo"`` ran the batch as "off" and ``min_confidence=2`` gave no class."""
+    (tmp_path / "job.log").write_bytes(BUS)
+    with pytest.raises(ValueError, match=f"^{option}="):
+        dllogscan.scan_many(str(tmp_path), jobs=1, **{option: value})
