@@ -252,6 +252,7 @@ def test_a_format_that_out_contradicts_is_a_usage_error(failing_log, tmp_path, a
 
 def test_scan_reads_every_extension_batch_writes():
     from dllogscan.batch.writers import FORMATS
-    from dllogscan.cli.output import OUT_SUFFIXES
+    from dllogscan.report import SUFFIXES
 
-    assert FORMATS.items() <= OUT_SUFFIXES.items()
+    assert FORMATS.items() <= SUFFIXES.items()
+    assert set(FORMATS) == {".parquet", ".pq", ".csv", ".jsonl", ".ndjson"}

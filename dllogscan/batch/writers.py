@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.errors import UsageError
+from ..report import SUFFIXES
 from ..report.table import csv_row
 from .rows import COLUMNS, to_json, to_row
 from .worker import Record
 
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 ROW_GROUP = 2000
 #: what ``batch --format`` may name (its rows are a table: no terminal report, no markdown)
 BATCH_FORMATS = ("jsonl", "csv", "parquet")
+#: the extensions batch writes, named as every command's ``--out`` names them
+FORMATS = {suffix: fmt for suffix, fmt in SUFFIXES.items() if fmt in BATCH_FORMATS}
 
 
 def format_for(path: Path) -> str:

@@ -83,11 +83,6 @@ def exit_code(results) -> int:
     return EXIT_CLEAN
 
 
-#: The format a ``--out`` file's extension names (batch's ``batch/writers.FORMATS`` and more).
-OUT_SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "md", ".csv": "csv",
-                ".parquet": "parquet", ".pq": "parquet"}
-
-
 def check_agrees(fmt: Optional[str], out: Optional[Path], named: Optional[str]) -> None:
     """A ``--format`` that ``--out``'s extension contradicts (it names ``named``) is a usage error,
     in ``scan`` and ``batch`` alike."""
@@ -102,11 +97,11 @@ def format_of(fmt: Optional[str], out: Optional[Path], default: str = "text") ->
     ``batch --out`` reads it), else ``default``. UsageError for an unknown format, one that
     ``--out`` contradicts, or Parquet without ``--out``."""
     from ..core.errors import UsageError
-    from ..report import FORMATS
+    from ..report import FORMATS, SUFFIXES
 
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    named = OUT_SUFFIXES.get(out.suffix.lower()) if out is not None else None
+    named = SUFFIXES.get(out.suffix.lower()) if out is not None else None
     check_agrees(fmt, out, named)
     chosen = fmt or named or default
     if chosen == "parquet" and out is None:

@@ -12,6 +12,9 @@ from ..core.models import ScanResult
 TEXT_FORMATS = ("text", "json", "jsonl", "md", "csv", "github")
 FILE_FORMATS = ("parquet",)
 FORMATS = TEXT_FORMATS + FILE_FORMATS
+#: The format a file's extension names (``--out`` in every command; batch writes the table ones).
+SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "md", ".csv": "csv",
+            ".parquet": "parquet", ".pq": "parquet"}
 
 
 def render(results: Sequence[ScanResult], fmt: str, **options: object) -> str:
