@@ -99,6 +99,19 @@ def test_epilog_appends_the_verdict_and_sets_admin_comment(tmp_path):
                              "Worker killed by the out-of-memory killer (cross-file evidence)"]
 
 
+def test_epilog_reads_option_values_it_does_not_know_as_the_defaults(tmp_path):
+    """Before: ``--classifier foo`` ran without the classifier and ``--min-confidence 5`` wrote no
+    verdict, silently. The epilog never fails, so it says what it ignored and gives the verdict."""
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242")
+    before = (f.workdir / "slurm-4242.err").read_text()
+    proc = f.run("slurm", "--epilog", "--prefilter", "foo", "--classifier", "foo", "--min-confidence", "5")
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr == ("dllogscan epilog: ignoring unknown --prefilter 'foo' / --classifier 'foo' / "
+                           "--min-confidence 5.0; using the defaults for those\n")
+    block = (f.workdir / "slurm-4242.err").read_text()[len(before):]
+    assert "Class B / oom, 97% sure" in block
+
+
 def test_epilog_never_fails_without_slurm_tools(tmp_path):
     proc = fakes(tmp_path, "slurm-gone", (), SLURM_JOB_ID="4244").run("slurm", "--epilog", "--write", "stderr")
     assert proc.returncode == 0 and proc.stdout == ""

@@ -51,9 +51,16 @@ def register(app: typer.Typer) -> None:
             if bad or kernel not in KERNEL_MODES:
                 log(f"ignoring unknown --write {bad} / --kernel {kernel!r}")
             from ...batch.worker import Config
+            from ..checks import CLASSIFIERS, PREFILTERS
 
-            cfg = Config(tuple(str(s) for s in signatures), True, engine or prefilter, min_confidence,
-                         classifier=classifier)  # the epilog never fails: an old spelling just counts
+            prefilter = engine or prefilter  # the epilog never fails: an old spelling just counts
+            if prefilter not in PREFILTERS or classifier not in CLASSIFIERS or not 0.0 <= min_confidence <= 1.0:
+                log(f"ignoring unknown --prefilter {prefilter!r} / --classifier {classifier!r} / "
+                    f"--min-confidence {min_confidence!r}; using the defaults for those")
+                prefilter = prefilter if prefilter in PREFILTERS else "auto"
+                classifier = classifier if classifier in CLASSIFIERS else "auto"
+                min_confidence = min_confidence if 0.0 <= min_confidence <= 1.0 else 0.5
+            cfg = Config(tuple(str(s) for s in signatures), True, prefilter, min_confidence, classifier=classifier)
             finished = run_epilog(job_id, [w for w in write if w in WRITES] or WRITES, budget, cfg,
                                   kernel if kernel in KERNEL_MODES else "auto")
             sys.stderr.flush()
