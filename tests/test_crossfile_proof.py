@@ -57,3 +57,52 @@ def test_a_cause_the_text_only_named_gives_way_to_the_kernels_proof():
     assert (got.subclass, got.method) == ("oom", "cross-file")
     assert [e.line for e in got.evidence] == [9, 3]  # the failure line and the proof, not the guess's line
     assert not any("likely" in n for n in got.notes)
+
+
+def _job_files(out_meta: dict, err_meta: dict) -> Diagnosis:
+    cross = CrossFile(load_database())
+    cross.add(Record(ScanResult(source="dmesg-gpu07.log"), {"node": "gpu07"},
+                     (Event("B.oom.kernel-killed-process", 3, KILL, pid="412", process="python"),)))
+    cross.add(Record(ScanResult(source="slurm-4242.out"), out_meta, ()))
+    err = Record(ScanResult(source="slurm-4242.err", diagnoses=(_b("oom-suspected", ("B.oom-suspected.exited-unexpectedly",)),)),
+                 err_meta, ())
+    return cross.resolve(err).result.diagnoses[0]
+
+
+def test_a_jobs_file_without_a_node_is_matched_on_the_node_its_sibling_names():
+    """Before: the .err (no SLURMD_NODENAME in it) stayed oom-suspected beside the .out naming
+    gpu07 and gpu07's kernel log killing its worker's pid; ``dllogscan slurm`` proved it."""
+    got = _job_files({"job": "4242", "node": "gpu07"}, {"job": "4242"})
+    assert (got.subclass, got.method, got.facts["kernel_source"]) == ("oom", "cross-file", "dmesg-gpu07.log")
+    assert got.notes[-1] == "dmesg-gpu07.log shows the OOM kill (pid 412) on node gpu07, its job's node"
+
+
+def test_another_job_or_array_task_lends_no_node():
+    assert _job_files({"job": "4243", "node": "gpu07"}, {"job": "4242"}).subclass == "oom-suspected"
+    assert _job_files({"job": "4242", "array_task": "1", "node": "gpu07"},
+                      {"job": "4242", "array_task": "2"}).subclass == "oom-suspected"
+
+
+def test_a_job_on_several_nodes_lends_none():
+    cross = CrossFile(load_database())
+    cross.add(Record(ScanResult(source="dmesg-gpu07.log"), {"node": "gpu07"},
+                     (Event("B.oom.kernel-killed-process", 3, KILL, pid="412", process="python"),)))
+    for node in ("gpu07", "gpu08"):
+        cross.add(Record(ScanResult(source=f"slurm-4242-{node}.out"), {"job": "4242", "node": node}, ()))
+    assert cross.node_of(Record(ScanResult(source="slurm-4242.err"), {"job": "4242"}, ())) is None
+
+
+def test_the_shipped_slurm_example_in_one_folder_reaches_oom_in_batch(tmp_path):
+    """The example's .out, .err and node journal side by side, as a cluster archive holds them:
+    batch now agrees with ``dllogscan slurm 4242`` (B/oom), not oom-suspected."""
+    import shutil
+
+    import dllogscan
+    from tests.cluster_fakes import EXAMPLES
+
+    for name in ("slurm-4242.out", "slurm-4242.err"):
+        shutil.copy(EXAMPLES / "slurm-oom-job" / "workdir" / name, tmp_path / name)
+    shutil.copy(EXAMPLES / "slurm-oom-job" / "journalctl.out", tmp_path / "dmesg-gpu07.log")
+    df = dllogscan.scan_many(str(tmp_path), jobs=1).set_index("source")
+    err = df.loc[str(tmp_path / "slurm-4242.err")]
+    assert (err["class"], err["subclass"]) == ("B", "oom")

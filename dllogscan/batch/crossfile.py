@@ -2,6 +2,9 @@
 that worker's pid (or a python process in the same time window), or a Slurm ``oom-kill event``
 for the same job in another file, make the diagnosis B-oom with both lines as evidence.
 
+A job's file that names no node (a Slurm ``.err``) is matched on the node its sibling names (the
+``.out`` with ``SLURMD_NODENAME``), when the job's files name exactly one.
+
 Only what this pass needs is kept while the batch runs: the cause events (grouped by node and by
 job) and the few records whose verdict may still change; every other row is written at once.
 """
@@ -47,6 +50,12 @@ def _label(record: Record) -> str:
     return f"{r.source}!/{r.member}" if r.member else r.source
 
 
+def _job_key(record: Record) -> tuple[str, str | None] | None:
+    """The Slurm job (and array task) a record belongs to, or None."""
+    job = record.meta.get("job")
+    return (job, record.meta.get("array_task")) if job else None
+
+
 def _time(text: str | None) -> datetime | None:
     try:
         return datetime.fromisoformat(text) if text else None
@@ -61,10 +70,14 @@ class CrossFile:
         self.db = db
         self.by_node: dict[str, list[tuple[str, Event]]] = defaultdict(list)
         self.by_job: dict[str, list[tuple[str, Event]]] = defaultdict(list)
+        self.job_nodes: dict[tuple[str, str | None], set[str]] = defaultdict(set)
         self.count = 0
 
     def add(self, record: Record) -> None:
         node, label = record.meta.get("node"), _label(record)
+        job = _job_key(record)
+        if node and job and len(self.job_nodes[job]) < 2:
+            self.job_nodes[job].add(node)
         for ev in record.events:
             if self.count >= MAX_EVENTS:
                 return
@@ -75,8 +88,14 @@ class CrossFile:
             elif ev.job:
                 self.by_job[ev.job].append((label, ev))
 
+    def node_of(self, record: Record) -> str | None:
+        """The record's node: its own, else the one node its job's other files name."""
+        job = _job_key(record)
+        nodes = self.job_nodes.get(job, set()) if job else set()
+        return record.meta.get("node") or (next(iter(nodes)) if len(nodes) == 1 else None)
+
     def _kernel_match(self, record: Record, diag: Diagnosis) -> tuple[str, Event, float, str] | None:
-        node = record.meta.get("node")
+        node = self.node_of(record)
         if not node:
             return None
         pids = set(DIGITS_RE.findall(diag.facts.get("pids", "") + " " + diag.facts.get("pid", "")))
@@ -113,6 +132,8 @@ class CrossFile:
             if not found:
                 continue
             label, ev, conf, why = found
+            node = self.node_of(record)
+            where = f"node {node or '?'}" + ("" if record.meta.get("node") or not node else ", its job's node")
             cited = Evidence(ev.line, f"[{label} line {ev.line}] {ev.text}", ev.signature + "@cross-file")
             facts = {**diag.facts, "kernel_source": label}
             if ev.pid:
@@ -123,7 +144,7 @@ class CrossFile:
                 title="Worker killed by the out-of-memory killer (cross-file evidence)",
                 signatures=diag.signatures + (ev.signature,), facts=facts, method="cross-file",
                 notes=tuple(n for n in notes if not guessed_subclass(n))
-                + (f"{label} shows the OOM kill ({why}) on node {record.meta.get('node', '?')}",), fixes=())
+                + (f"{label} shows the OOM kill ({why}) on {where}",), fixes=())
             diags[i] = advise(upgraded, self.db)
         diags.sort(key=lambda d: -d.confidence)
         return dataclasses.replace(record, result=dataclasses.replace(record.result, diagnoses=tuple(diags)))
