@@ -43,6 +43,18 @@ class LineMemo:
         #: (its end, its bytes, the signatures counted at their cap). The next line, when it is one
         #: more copy followed by another, has the same neighbours and so the same outcome.
         self.repeat: tuple[int, bytes, tuple[str, ...]] | None = None
+        #: the last join a group's screen was asked about: (the group, the joined text, its answer).
+        #: A line's join with the next line is the next line's join with it: asked once.
+        self.last_join: tuple[object, str, bool] | None = None
+
+    def screen_join(self, group, text: str) -> bool:
+        """Whether ``group`` (a line screen) finds anything in the joined ``text``."""
+        last = self.last_join
+        if last is not None and last[0] is group and last[1] == text:
+            return last[2]
+        found = group.search(text) is not None
+        self.last_join = (group, text, found)
+        return found
 
     def screened(self, sigs: tuple[Signature, ...]) -> tuple[Signature, ...]:
         """``sigs`` less those the round screen rules out (``sigs`` is one of the scanner's

@@ -202,7 +202,7 @@ class LineMatcher:
             if not nxt or nxt[0][0] != lineno + 1:
                 return None
             text, split = texts[-1] + " " + nxt[0][1], len(texts[-1])
-        if group is not None and not group.search(text):
+        if group is not None and not memo.screen_join(group, text):
             return None
         return text, split
 
