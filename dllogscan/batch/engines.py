@@ -4,13 +4,16 @@ walk stays lazy and memory bounded however many sources there are."""
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from types import SimpleNamespace
+from typing import Callable, Iterable, Iterator
 
 from ..core.errors import UsageError
 from .archives import archive_kind
 from .worker import Config, Record, error_record, iter_chunk, process_chunk, warm
 
 ENGINES = ("local", "dask")
+#: the error of a source whose Dask workers died running it, every time Dask tried (KilledWorker)
+DASK_DIED = "its Dask worker processes ended before it finished, each time it was tried (killed: out of memory?)"
 
 
 def default_jobs() -> int:
@@ -54,7 +57,7 @@ def run_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator
             yield from item
 
 
-def _lost(task: tuple, died: Exception) -> list[Record | tuple]:
+def _lost(task: tuple, died: object) -> list[Record | tuple]:
     """What takes the place of a task whose worker died (killed: out of memory?): each of its
     sources again as a task of its own, so that only a source that kills its worker again is
     lost; a task of one source, a row saying why it has no result."""
@@ -95,11 +98,15 @@ def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> It
                 fut.cancel()
 
 
-def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: str | None) -> Iterator[Record]:
+def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: str | None,
+             function: Callable[[list[str], Config], list[Record]] = process_chunk) -> Iterator[Record]:
     """A Dask ``distributed`` cluster: ``scheduler`` (tcp://HOST:PORT) or a LocalCluster of
-    ``jobs`` single-threaded worker processes."""
+    ``jobs`` single-threaded worker processes. A chunk whose workers Dask gave up on (they died
+    running it: ``KilledWorker``) is tried again source by source, as the local pool does
+    (``_lost``): only a source that kills its workers again becomes an error row."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
+        from distributed.scheduler import KilledWorker
     except ImportError:
         raise UsageError("--engine dask needs the dask extra: pip install 'dllogscan[dask]'") from None
     cluster = None
@@ -109,17 +116,32 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40)
         client = Client(cluster)
+    chunk_of: dict[str, list[str]] = {}
+
+    def submit(chunk: list[str]):
+        fut = client.submit(function, chunk, config, pure=False)
+        chunk_of[fut.key] = chunk
+        return fut
+
     try:
         todo = iter(chunks)
         limit = 2 * max(1, sum(client.nthreads().values()))
-        first = [client.submit(process_chunk, c, config, pure=False) for c in _take(todo, limit)]
-        queue = as_completed(first)
+        queue = as_completed([submit(c) for c in _take(todo, limit)])
         for fut in queue:
-            for rec in fut.result():
-                yield rec
+            chunk = chunk_of.pop(fut.key)
+            try:
+                records = fut.result()
+            except KilledWorker:
+                records = []
+                for item in _lost((function, chunk), SimpleNamespace(reason=DASK_DIED)):
+                    if isinstance(item, Record):
+                        records.append(item)
+                    else:
+                        queue.add(submit(item[1]))
+            yield from records
             fut.release()
             for c in _take(todo, 1):
-                queue.add(client.submit(process_chunk, c, config, pure=False))
+                queue.add(submit(c))
     finally:
         client.close()
         if cluster is not None:
