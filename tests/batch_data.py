@@ -128,14 +128,3 @@ def build(root: Path) -> tuple[list[str], dict[str, dict]]:
     exp[str(broken)] = dict(cls=None, status="error", error="corrupt or truncated archive")
     return [str(d), str(tgz), str(zpath), str(broken)], exp
 
-
-def chunk_killing_oom_log(paths: list[str], config):
-    """A batch task (``worker.process_chunk``) whose process is SIGKILLed, as by the OOM killer,
-    when its chunk holds a file named ``oom.log``: for engines whose workers are other processes."""
-    import signal
-
-    from dllogscan.batch.worker import process_chunk
-
-    if any(p.endswith("oom.log") for p in paths):
-        os.kill(os.getpid(), signal.SIGKILL)
-    return process_chunk(paths, config)

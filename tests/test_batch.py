@@ -149,27 +149,3 @@ def test_no_input_files_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match=re.escape(f"no input files found in {tmp_path}/*.log")):
         run_batch([f"{tmp_path}/*.log"], lambda r: None, Config(), jobs=1, progress=False)
 
-
-@pytest.mark.timeout(180)
-def test_a_source_that_kills_its_dask_workers_is_an_error_row_and_the_batch_goes_on(tmp_path):
-    """Before: Dask's KilledWorker ended the batch (exit 2), the rows not yet written lost. Now the
-    chunk is tried source by source; the source that kills its workers again is an error row."""
-    distributed = pytest.importorskip("dask.distributed")
-    import dask
-
-    from dllogscan.batch.engines import DASK_DIED, run_dask
-    from dllogscan.batch.worker import Config
-    from tests.batch_data import chunk_killing_oom_log
-
-    names = [f"{i:02d}.log" for i in range(12)] + ["oom.log"]
-    for name in names:
-        (tmp_path / name).write_text("epoch 1 step 1 loss 0.5\n")
-    chunks = [[str(tmp_path / n) for n in names[i:i + 5]] for i in range(0, len(names), 5)]
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                     silence_logs=50) as cluster:
-        records = list(run_dask(iter(chunks), Config(), 2, cluster.scheduler_address, chunk_killing_oom_log))
-    rows = {os.path.basename(r.result.source): r.result for r in records}
-    assert sorted(rows) == sorted(names)
-    assert rows["oom.log"].error == f"{tmp_path / 'oom.log'}: {DASK_DIED}"
-    assert all(rows[n].error is None for n in names if n != "oom.log")

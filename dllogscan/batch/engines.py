@@ -12,6 +12,8 @@ from .archives import archive_kind
 from .worker import Config, Record, error_record, iter_chunk, process_chunk, warm
 
 ENGINES = ("local", "dask")
+#: the error of a source whose spawned worker (no fork: Windows) died running it alone
+EXECUTOR_DIED = "its batch worker process ended before it finished (killed: out of memory?)"
 #: the error of a source whose Dask workers died running it, every time Dask tried (KilledWorker)
 DASK_DIED = "its Dask worker processes ended before it finished, each time it was tried (killed: out of memory?)"
 
@@ -70,32 +72,61 @@ def _lost(task: tuple, died: object) -> list[Record | tuple]:
 
 
 def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
-    """``ProcessPoolExecutor`` (spawned workers), where ``os.fork`` is missing."""
+    """``ProcessPoolExecutor`` (spawned workers), where ``os.fork`` is missing. A worker that dies
+    breaks the whole pool: a fresh one takes its place, and the tasks that were in flight are run
+    again one at a time, so that the one that kills its worker is known (``_lost`` then splits it
+    source by source) and none of the others is lost."""
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        todo = _tasks(chunks, config)
-        running: set = set()
-        try:
-            while True:
-                while len(running) < 2 * jobs:
-                    task = next(todo, None)
-                    if task is None:
-                        break
-                    if isinstance(task, Record):
-                        yield task
-                        continue
-                    running.add(pool.submit(task[0], task[1], config))
-                if not running:
-                    return
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield from fut.result()
-        finally:
-            for fut in running:
-                fut.cancel()
+    def fresh() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+
+    pool = fresh()
+    todo = _tasks(chunks, config)
+    suspects: list[tuple] = []  # in flight when a worker died: each is run alone
+    running: dict = {}  # future -> (task, whether it runs alone)
+    try:
+        while True:
+            alone = bool(suspects) or any(solo for _, solo in running.values())
+            while len(running) < (1 if alone else 2 * jobs):
+                task = suspects.pop(0) if suspects else next(todo, None)
+                if task is None:
+                    break
+                if isinstance(task, Record):
+                    yield task
+                    continue
+                running[pool.submit(task[0], task[1], config)] = (task, alone)
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            broken = []
+            for fut in done:
+                task, solo = running.pop(fut)
+                try:
+                    records = fut.result()
+                except BrokenProcessPool:
+                    broken.append((task, solo))
+                    continue
+                yield from records
+            if broken:
+                broken += running.values()  # the pool is gone: what still ran is lost with it
+                running.clear()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = fresh()
+                if len(broken) == 1 and broken[0][1]:  # it ran alone: it killed its worker
+                    for item in _lost(broken[0][0], SimpleNamespace(reason=EXECUTOR_DIED)):
+                        if isinstance(item, Record):
+                            yield item
+                        else:
+                            suspects.insert(0, item)
+                else:
+                    suspects.extend(task for task, _ in broken)
+    finally:
+        for fut in running:
+            fut.cancel()
+        pool.shutdown(wait=not running, cancel_futures=True)  # stopped early: do not wait for the workers
 
 
 def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: str | None,
