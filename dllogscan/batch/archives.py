@@ -19,7 +19,7 @@ from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
-from ..sources.archives import ZipSpent, zip_name
+from ..sources.archives import ZipSpent, open_zip, zip_name
 from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
 from . import tarstream
 
@@ -205,7 +205,7 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
     spent = ZipSpent(raw)  # capped at the file's size: entries may share one member's data
     if tally.consumed is None:
         tally.consumed = spent
-    with zipfile.ZipFile(raw) as zf:
+    with open_zip(raw) as zf:  # a bad UTF-8-flagged name costs its own member only
         for count, info in enumerate(zf.infolist(), start=1):
             if info.is_dir():
                 continue

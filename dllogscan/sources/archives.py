@@ -7,11 +7,82 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import zipfile
 from typing import BinaryIO
 
 #: general-purpose flag bit 11: the name and comment are UTF-8 (APPNOTE 4.4.4)
 UTF8_FLAG = 0x800
+CENTRAL, LOCAL = b"PK\x01\x02", b"PK\x03\x04"
+CENTRAL_SIZE, LOCAL_SIZE = 46, 30
+
+
+def open_zip(raw: BinaryIO) -> zipfile.ZipFile:
+    """``zipfile.ZipFile(raw)``, but a name flagged UTF-8 whose bytes are not UTF-8 does not
+    make the whole archive unreadable: zipfile decodes such names strictly, so one bad name lost
+    every member. Then the archive is read again with those entries' flag cleared as they are read
+    (``_NamesMended``): their names come out as ``zip_name`` reads an unflagged name, bad bytes
+    escaped, and every member is read."""
+    try:
+        return zipfile.ZipFile(raw)
+    except UnicodeDecodeError:
+        raw.seek(0)
+        return zipfile.ZipFile(_NamesMended(raw))  # type: ignore[arg-type]
+
+
+class _NamesMended:
+    """A zip file read through, with the UTF-8 flag cleared on the central-directory entries whose
+    name is not UTF-8 and on their local headers. zipfile reads the central directory in one read
+    and each local header in one read of 30 bytes, so only the first read that starts with a
+    directory entry and the reads of the mended entries' local headers are changed, record by
+    record by their own lengths: a member's data is never touched."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.mended: set[int] = set()  # local-header offsets of the entries mended
+        self.directory_read = False
+
+    def read(self, n: int = -1) -> bytes:
+        at = self.raw.tell()
+        data = self.raw.read(n)
+        if not self.directory_read and data.startswith(CENTRAL):
+            self.directory_read = True  # once: a member's data may hold such bytes too
+            return self._central(bytearray(data))
+        if at in self.mended and data.startswith(LOCAL) and len(data) >= LOCAL_SIZE:
+            flags = bytearray(data)
+            struct.pack_into("<H", flags, 6, struct.unpack_from("<H", flags, 6)[0] & ~UTF8_FLAG)
+            return bytes(flags)
+        return data
+
+    def _central(self, data: bytearray) -> bytes:
+        pos = 0
+        while data.startswith(CENTRAL, pos) and pos + CENTRAL_SIZE <= len(data):
+            flags, = struct.unpack_from("<H", data, pos + 8)
+            name_len, extra_len, comment_len = struct.unpack_from("<3H", data, pos + 28)
+            offset, = struct.unpack_from("<L", data, pos + 42)
+            name = bytes(data[pos + CENTRAL_SIZE:pos + CENTRAL_SIZE + name_len])
+            if flags & UTF8_FLAG and not _is_utf8(name):
+                struct.pack_into("<H", data, pos + 8, flags & ~UTF8_FLAG)
+                self.mended.add(offset)
+            pos += CENTRAL_SIZE + name_len + extra_len + comment_len
+        return bytes(data)
+
+    def seek(self, *args) -> int:
+        return self.raw.seek(*args)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def seekable(self) -> bool:
+        return True
+
+
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def zip_name(info: zipfile.ZipInfo, metadata_encoding: str | None = None) -> str:

@@ -16,6 +16,7 @@ from dllogscan.batch.archives import Limits, iter_archive
 from tests.hostile.zipcraft import log_text, overlapping_zip, raw_name_zip
 
 LINE = b"step 1 loss 0.125 lr 0.001\n"
+BUS_LINE = b"RuntimeError: DataLoader worker (pid 7) is killed by signal: Bus error.\n"
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
@@ -139,3 +140,19 @@ def test_zip_names_without_the_utf8_flag_are_read_from_their_bytes():
     data = raw_name_zip({"jöb.log".encode(): LINE, b"bad\xff.log": LINE, b"logs/plain.log": LINE})
     seen, _ = _read_all(data, "zip", Limits())
     assert seen == ["x!/jöb.log", "x!/bad\udcff.log", "x!/logs/plain.log"]
+
+
+def test_a_name_flagged_utf8_that_is_not_costs_only_its_own_member(tmp_path):
+    """Before: zipfile decodes a UTF-8-flagged name strictly, so one bad name made the whole
+    archive one error row ("corrupt or truncated archive: 'utf-8' codec can't decode byte 0xff
+    ...; members after this point not read") and the failure in good.log was never seen."""
+    data = raw_name_zip({b"good.log": BUS_LINE, b"bad\xff.log": LINE, "jöb.log".encode(): LINE}, utf8_flag=True)
+    seen, _ = _read_all(data, "zip", Limits())
+    assert seen == ["x!/good.log", "x!/bad\udcff.log", "x!/jöb.log"]
+    path = tmp_path / "logs.zip"
+    path.write_bytes(data)
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "batch", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    rows = {r["member"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert sorted(rows) == ["bad\\xff.log", "good.log", "jöb.log"] and proc.returncode == 1
+    assert rows["good.log"]["diagnoses"][0]["class"] == "A" and not any(r["error"] for r in rows.values())

@@ -29,9 +29,10 @@ def overlapping_zip(name: str, data: bytes, copies: int) -> bytes:
     return raw[:cd_offset] + directory + EOCD.pack(sig, 0, 0, copies, copies, len(directory), cd_offset, 0)
 
 
-def raw_name_zip(members: dict[bytes, bytes]) -> bytes:
+def raw_name_zip(members: dict[bytes, bytes], utf8_flag: bool = False) -> bytes:
     """A zip whose names are these bytes, flag bit 11 (UTF-8) unset, as Info-ZIP's ``zip`` stores
-    a Linux file name: written under ASCII stand-ins of the same length, then swapped in."""
+    a Linux file name: written under ASCII stand-ins of the same length, then swapped in. With
+    ``utf8_flag`` every entry claims UTF-8 whatever its bytes (a careless or crafted writer)."""
     stand_ins = {name: chr(ord("Q") + i).encode() * len(name) for i, name in enumerate(members)}
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
@@ -41,4 +42,16 @@ def raw_name_zip(members: dict[bytes, bytes]) -> bytes:
     for name, stand_in in stand_ins.items():
         assert raw.count(stand_in) == 2  # the local header and the central directory
         raw = raw.replace(stand_in, name)
-    return raw
+    return _flagged_utf8(raw) if utf8_flag else raw
+
+
+def _flagged_utf8(raw: bytes) -> bytes:
+    """``raw`` with flag bit 11 set in every local header and central-directory entry (zipfile's
+    writer sets it itself only for names that are not ASCII)."""
+    data = bytearray(raw)
+    for signature, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        pos = data.find(signature)
+        while pos != -1:
+            data[at + pos + 1] |= 0x08  # 0x800, little-endian: the flag word's high byte
+            pos = data.find(signature, pos + 1)
+    return bytes(data)
