@@ -110,3 +110,24 @@ def test_document_over_the_cap_keeps_every_byte():
 
 def test_html_entities_and_lists():
     assert html_to_text("<ul><li>a &lt;b&gt;</li><li>c</li></ul>") == "- a <b>\n- c\n"
+
+
+def test_github_rest_issue_object_whose_comments_is_a_count(mini_scanner):
+    """``GET /repos/{o}/{r}/issues/{n}`` (what ``gh api`` and a saved API response hold): the
+    same fields as ``gh issue view --json``, but ``comments`` is how many there are."""
+    doc = {"url": "https://api.github.com/repos/o/r/issues/7", "html_url": "https://github.com/o/r/issues/7",
+           "number": 7, "title": "Loader dies", "user": {"login": "op", "id": 1, "type": "User"},
+           "labels": [{"name": "bug"}], "state": "open", "comments": 3, "created_at": "2023-07-28T20:30:00Z",
+           "body": "It crashes:\n\n```\nstep 10\nRuntimeError: DataLoader worker (pid 99) is killed by signal: "
+                   "Bus error.\n```\n", "reactions": {"total_count": 0}}
+    flat, kind = flatten_bytes(json.dumps(doc, indent=2).encode())
+    text = flat.decode()
+    assert kind == "github-issue"
+    assert text.startswith("# Loader dies\n") and "--- issue by op ---" in text and '"html_url"' not in text
+    r = run(json.dumps(doc).encode(), mini_scanner)
+    assert r.document == "github-issue"
+    [e] = r.diagnoses[0].evidence
+    assert e.text == "RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error."
+    assert e.line == line_of(text, "killed by signal")
+    for not_a_count in (True, "3", 2.5):
+        assert flatten_bytes(json.dumps({**doc, "comments": not_a_count}).encode())[1] is None

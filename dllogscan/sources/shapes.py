@@ -33,14 +33,23 @@ def _section(label: str, author: str, text: str) -> str:
 
 
 def is_github(doc: Any) -> bool:
+    """``comments`` is a list in ``gh issue view --json`` and a count in the REST issue object
+    (``GET /repos/{owner}/{repo}/issues/{n}``)."""
+    comments = doc.get("comments", []) if isinstance(doc, dict) else None
     return (isinstance(doc, dict) and isinstance(doc.get("title"), str) and "body" in doc
-            and isinstance(doc.get("comments", []), list) and "description" not in doc)
+            and (isinstance(comments, list) or _is_count(comments)) and "description" not in doc)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def github(doc: dict[str, Any]) -> str:
-    """``gh issue view N --json title,body,comments`` (also the REST issue object)."""
+    """``gh issue view N --json title,body,comments`` (also the REST issue object, whose
+    ``comments`` is how many there are: the issue alone is read)."""
     parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("body")))]
-    for i, c in enumerate(doc.get("comments") or [], start=1):
+    comments = doc.get("comments")
+    for i, c in enumerate(comments if isinstance(comments, list) else [], start=1):
         if isinstance(c, dict):
             parts.append(_section(f"comment {i}", _author(c), text_of(c.get("body"))))
     return "\n".join(parts)
