@@ -131,3 +131,32 @@ def test_github_rest_issue_object_whose_comments_is_a_count(mini_scanner):
     assert e.line == line_of(text, "killed by signal")
     for not_a_count in (True, "3", 2.5):
         assert flatten_bytes(json.dumps({**doc, "comments": not_a_count}).encode())[1] is None
+
+
+SAVED_PAGE = """<!DOCTYPE html><html><head><title>Loader crash - Q&amp;A</title></head><body>
+<header class="topbar"><a href="/">Home</a><form role="search"><input name="q"><button>Search</button></form></header>
+<nav aria-label="Global"><ul><li><a href="/q">Questions</a></li></ul></nav>
+<div id="content"><article><header><h1>Loader crash</h1></header>
+<div class="post"><p>Training prints</p><pre><code>step 10
+RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error.
+</code></pre><button aria-label="Copy">Copy</button></div></article>
+<div id="sidebar" role="complementary"><h4>Linked</h4>
+<a href="/q/1">DataLoader worker (pid(s) 12) exited unexpectedly</a></div>
+<div id="ajax-error" hidden>RuntimeError: DataLoader timed out after 5 seconds</div>
+<form class="js-comment-update"><textarea name="body">Traceback: CUDA error: initialization error</textarea></form>
+</div><footer role="contentinfo"><a href="/terms">Terms</a> Cannot re-initialize CUDA in forked subprocess</footer>
+</body></html>"""
+
+
+def test_saved_page_chrome_is_not_thread_text(mini_scanner):
+    """A saved page's navigation, forms, buttons, hidden parts, sidebar and site footer are not
+    the thread: an error text there (a linked question's title) is no evidence."""
+    flat, kind = flatten_bytes(SAVED_PAGE.encode())
+    text = flat.decode()
+    assert kind == "html"
+    for chrome in ("Questions", "Search", "Copy", "Linked", "exited unexpectedly", "timed out", "CUDA", "Terms"):
+        assert chrome not in text, chrome
+    assert "Loader crash\nTraining prints\nstep 10\nRuntimeError: DataLoader worker (pid 99)" in text  # an article's header stays
+    r = run(SAVED_PAGE.encode(), mini_scanner)
+    assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
+    assert html_to_text("<p>a</p><img hidden><br hidden><p>b</p>") == "a\nb\n"  # a void element skips nothing

@@ -17,6 +17,17 @@ BLOCK_TAGS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", 
               "section", "article", "header", "footer", "table", "ul", "ol", "hr", "aside", "title",
               "details", "summary", "dd", "dt"}
 SKIP_TAGS = {"script", "style", "noscript", "svg", "template"}
+#: a saved page's chrome, not the thread: navigation, forms and buttons, what is hidden, and ARIA
+#: landmarks around the content (a site's header, footer, sidebar of linked questions: a "Linked:
+#: DataLoader worker exited unexpectedly" there is not the reporter's error). Elements, not classes.
+CHROME_TAGS = {"nav", "form", "button", "dialog", "select", "textarea"}
+CHROME_ROLES = {"banner", "navigation", "contentinfo", "complementary", "search", "menu", "menubar", "dialog",
+                "alertdialog", "toolbar", "tooltip"}
+#: a <header> or <footer> outside these is the page's banner or contentinfo (HTML-AAM); inside, an
+#: article's own (a post's title, its signature) and kept
+SECTIONING = {"article", "aside", "main", "nav", "section"}
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+             "track", "wbr"}
 
 
 class _TextBuilder:
@@ -27,6 +38,21 @@ class _TextBuilder:
         self.pre = 0
         self.quote = 0
         self.skip = 0
+        self.sections = 0
+        self.chrome: str | None = None  # the tag of the chrome element being skipped
+        self.chrome_depth = 0  # how many of that tag are open inside it
+
+    def _is_chrome(self, tag: str, attrib: object) -> bool:
+        if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
+            return False
+        if tag in CHROME_TAGS or (tag in ("header", "footer") and not self.sections):
+            return True
+        get = getattr(attrib, "get", None)
+        if get is None:
+            return False
+        role = (get("role") or "").strip().lower()
+        return (role in CHROME_ROLES or get("hidden") is not None
+                or (get("aria-hidden") or "").strip().lower() == "true")
 
     def _newline(self) -> None:
         if self.parts and not self.parts[-1].endswith("\n"):
@@ -34,6 +60,15 @@ class _TextBuilder:
 
     def start(self, tag: str, attrib: object = None) -> None:
         """An element opens (the lxml parser target interface)."""
+        if self.chrome is not None:
+            self.chrome_depth += tag == self.chrome
+            return
+        if self._is_chrome(tag, attrib):
+            self.chrome, self.chrome_depth = tag, 1
+            self._newline()
+            return
+        if tag in SECTIONING:
+            self.sections += 1
         if tag in SKIP_TAGS:
             self.skip += 1
         elif tag == "pre":
@@ -49,6 +84,14 @@ class _TextBuilder:
 
     def end(self, tag: str) -> None:
         """An element closes."""
+        if self.chrome is not None:
+            if tag == self.chrome:
+                self.chrome_depth -= 1
+                if not self.chrome_depth:
+                    self.chrome = None
+            return
+        if tag in SECTIONING:
+            self.sections = max(0, self.sections - 1)
         if tag in SKIP_TAGS:
             self.skip = max(0, self.skip - 1)
         elif tag == "pre":
@@ -62,7 +105,7 @@ class _TextBuilder:
 
     def data(self, data: str) -> None:
         """Text, in one piece or several."""
-        if self.skip:
+        if self.skip or self.chrome is not None:
             return
         if not self.pre:
             data = WHITESPACE_RE.sub(" ", data)
