@@ -160,3 +160,21 @@ def test_saved_page_chrome_is_not_thread_text(mini_scanner):
     r = run(SAVED_PAGE.encode(), mini_scanner)
     assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
     assert html_to_text("<p>a</p><img hidden><br hidden><p>b</p>") == "a\nb\n"  # a void element skips nothing
+
+
+def test_comments_are_read_oldest_first_whatever_order_the_export_lists():
+    """GitLab's notes API answers newest first (``sort=desc`` by default); a thread is read in
+    the order it was written, by ``created_at`` (GitHub: ``createdAt``; Discourse: post number)."""
+    notes = [{"body": f"note written {day}", "system": False, "author": {"username": "u"},
+              "created_at": f"2023-07-{day}T10:00:00.000Z"} for day in (30, 29, 28)]
+    gitlab_doc = {"iid": 1, "title": "t", "description": "d", "notes": notes}
+    gh_doc = {"title": "t", "body": "b", "comments": [{"body": n["body"], "createdAt": n["created_at"][:19] + "Z"}
+                                                      for n in notes]}
+    posts = [{"post_number": k, "cooked": f"<p>note written {d}</p>"} for k, d in ((3, 30), (2, 29), (1, 28))]
+    for doc in (gitlab_doc, gh_doc, {"title": "t", "post_stream": {"posts": posts}}):
+        text = flatten_bytes(json.dumps(doc).encode())[0].decode()
+        where = [text.index(f"note written {day}") for day in (28, 29, 30)]
+        assert where == sorted(where), text
+    unsortable = [{"body": "first"}, {"body": "second", "created_at": "2023-07-01T00:00:00Z"}]  # kept as given
+    text = flatten_bytes(json.dumps({"title": "t", "body": "b", "comments": unsortable}).encode())[0].decode()
+    assert text.index("first") < text.index("second")

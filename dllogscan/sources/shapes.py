@@ -27,6 +27,19 @@ def _author(item: dict[str, Any]) -> str:
     return text_of(author)
 
 
+def chronological(items: list[Any], *keys: str) -> list[Any]:
+    """``items`` oldest first when each holds one of ``keys`` as the same type (an ISO 8601
+    ``created_at``, a post number), else as given. GitLab's notes API answers newest first."""
+    def when(item: Any) -> Any:
+        return next((item[k] for k in keys if isinstance(item, dict) and item.get(k) is not None), None)
+
+    values = [when(item) for item in items]
+    kinds = {type(v) for v in values}
+    if len(kinds) != 1 or kinds - {str, int}:
+        return items
+    return [item for _, item in sorted(zip(values, items), key=lambda pair: pair[0])]
+
+
 def _section(label: str, author: str, text: str) -> str:
     by = f" by {author}" if author else ""
     return f"--- {label}{by} ---\n{text.strip()}\n"
@@ -49,7 +62,8 @@ def github(doc: dict[str, Any]) -> str:
     ``comments`` is how many there are: the issue alone is read)."""
     parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("body")))]
     comments = doc.get("comments")
-    for i, c in enumerate(comments if isinstance(comments, list) else [], start=1):
+    for i, c in enumerate(chronological(comments, "createdAt", "created_at") if isinstance(comments, list) else [],
+                          start=1):
         if isinstance(c, dict):
             parts.append(_section(f"comment {i}", _author(c), text_of(c.get("body"))))
     return "\n".join(parts)
@@ -64,6 +78,7 @@ def gitlab(doc: dict[str, Any]) -> str:
     """A GitLab issue export: title, description, then ``notes[].body`` (system notes skipped)."""
     parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("description")))]
     notes = [n for n in doc.get("notes") or [] if isinstance(n, dict) and not n.get("system")]
+    notes = chronological(notes, "created_at")
     for i, n in enumerate(notes, start=1):
         parts.append(_section(f"note {i}", _author(n), text_of(n.get("body"))))
     return "\n".join(parts)
@@ -77,7 +92,7 @@ def is_discourse(doc: Any) -> bool:
 def discourse(doc: dict[str, Any]) -> str:
     """A Discourse topic (``/t/<id>.json``): the title, then each post's cooked HTML as text."""
     parts = [f"# {text_of(doc.get('title') or doc.get('fancy_title'))}\n"]
-    for p in doc["post_stream"]["posts"]:
+    for p in chronological(doc["post_stream"]["posts"], "post_number"):
         if isinstance(p, dict):
             cooked = p.get("cooked")
             text = html_to_text(text_of(cooked)) if cooked else text_of(p.get("raw"))
