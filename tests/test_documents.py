@@ -178,3 +178,22 @@ def test_comments_are_read_oldest_first_whatever_order_the_export_lists():
     unsortable = [{"body": "first"}, {"body": "second", "created_at": "2023-07-01T00:00:00Z"}]  # kept as given
     text = flatten_bytes(json.dumps({"title": "t", "body": "b", "comments": unsortable}).encode())[0].decode()
     assert text.index("first") < text.index("second")
+
+
+def test_the_tools_own_part_headers_are_neither_read_nor_cited():
+    """A flattened thread's ``--- post 1 by octo-reporter ---`` is the tool's line: before, the
+    classifier read it (an author's name as a feature) and cited it as evidence for A."""
+    from dllogscan.classify.digest import own_words
+    from dllogscan.core.sections import HEADER, header
+
+    prose = ("Pipelines on our cluster get containers with only 64MB of shared memory (/dev/shm), too little "
+             "for PyTorch DataLoaders with several workers, so they fail with shared-memory errors.")
+    doc = {"title": "Add shm_size support to the orchestrator",
+           "post_stream": {"posts": [{"post_number": 1, "username": "octo-reporter", "cooked": f"<p>{prose}</p>"}]}}
+    result = pipeline.run(sources.from_bytes(json.dumps(doc).encode(), "t.json"), pipeline.get_scanner())
+    cited = [e.text for d in result.diagnoses for e in d.evidence]
+    assert result.diagnoses and not any(HEADER.fullmatch(t) for t in cited)
+    for label, author in (("issue", "op"), ("comment 12", "a b"), ("note 3", ""), ("post 7", "x")):
+        assert HEADER.fullmatch(header(label, author))
+    lines = [(1, "--- comment 2 by bob ---"), (2, "RuntimeError: x"), (3, "--- not a header ---")]
+    assert own_words(lines) == lines[1:]

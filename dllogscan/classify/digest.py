@@ -3,6 +3,7 @@ less the furniture of a bug report: an environment report (``normalize.environme
 issue template's headings, checkboxes and instructions (``normalize.templates``)."""
 from __future__ import annotations
 
+from ..core import sections
 from ..normalize import lines as normalize
 from ..normalize.environment import environment_lines
 from ..normalize.templates import template_lines
@@ -34,9 +35,11 @@ def digest_lines(out: ScanOutput) -> list[tuple[int, str]]:
 
 
 def own_words(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """``lines`` less an environment report's (versions and hardware, ``data/environment.toml``)
-    and an issue template's (``data/templates.toml``): what the reporter wrote or pasted."""
+    """``lines`` less an environment report's (versions and hardware, ``data/environment.toml``),
+    an issue template's (``data/templates.toml``) and the part headers a flattened thread got
+    from the tool (``--- comment 2 by bob ---``, ``core.sections``): what the reporter wrote or pasted."""
     drop = environment_lines(lines) | template_lines(lines)
+    drop |= {n for n, t in lines if t.startswith("--- ") and sections.HEADER.fullmatch(t)}
     return [(n, t) for n, t in lines if n not in drop] if drop else lines
 
 

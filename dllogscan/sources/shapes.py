@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from ..core.sections import header
 from .html_text import html_to_text
 
 
@@ -41,8 +42,7 @@ def chronological(items: list[Any], *keys: str) -> list[Any]:
 
 
 def _section(label: str, author: str, text: str) -> str:
-    by = f" by {author}" if author else ""
-    return f"--- {label}{by} ---\n{text.strip()}\n"
+    return f"{header(label, author)}\n{text.strip()}\n"
 
 
 def is_github(doc: Any) -> bool:
