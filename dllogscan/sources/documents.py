@@ -2,7 +2,7 @@
 
 They are flattened into one text (title, body, comments in order; code blocks kept line for line)
 before scanning, so evidence line numbers refer to that flattened text. Plain logs never reach the
-parsers: only an input whose first byte is ``{``, ``[`` or ``<`` and that ends under
+parsers: only an input whose first byte is ``{`` or ``<`` (a JSON array is read as text) and that ends under
 ``MAX_DOCUMENT_BYTES`` is read whole and tried.
 """
 from __future__ import annotations
