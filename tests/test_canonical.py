@@ -150,9 +150,24 @@ def test_no_suspected_signatures_example_is_refined_to_a_subclass_by_the_shipped
      "multiprocessing, you must use the 'spawn' start method"),
     ("RuntimeError: Cannot re-initialize CUDA in forked subprocess.",
      "To use CUDA with multiprocessing, you must use the 'spawn' start method"),
+    # a terminal's hard wrap inside a word (H before: the second line read as other words)
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with m",
+     "ultiprocessing, you must use the 'spawn' start method"),
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multipro",
+     "cessing, you must use the 'spawn' start method"),
 ])
 def test_the_cuda_fork_text_wrapped_across_two_lines_is_still_d(head, tail):
-    """A terminal or a mail client wrapped the guide's D text at a space: its second half is part
-    of the message cited, not words beside it that show no DataLoader (which would make it H)."""
+    """A terminal or a mail client wrapped the guide's D text at a space, or a terminal inside a
+    word: its second half is part of the message, not words beside it that show no DataLoader
+    (which would make it H)."""
     got = dllogscan.scan_text(f"{head}\n{tail}\n", classifier="off").diagnoses
     assert [(d.cls, d.subclass) for d in got] == [("D", "cuda-fork")]
+
+
+@pytest.mark.parametrize("tail", ["Got this error today, any idea?", "I use multiprocessing.Pool to preprocess."])
+def test_a_line_after_the_cuda_fork_text_that_does_not_go_on_with_it_is_not_its_rest(tail):
+    """The hard-wrap reading needs a line cut short and one going on in lower case: a sentence or
+    a frame after the whole message is still words beside it (H, as session 27 measured)."""
+    text = "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, " \
+           "you must use the 'spawn' start method\n" + tail + "\n"
+    assert [d.cls for d in dllogscan.scan_text(text, classifier="off").diagnoses] == ["H"]

@@ -218,10 +218,20 @@ def unexplained(dropped: Sequence[Hit], db: Database, lines: Sequence[tuple[int,
 WRAPPED_PART_MIN = 12
 
 
+#: a failure line cut short by a terminal's width: long, and ending inside a word or a sentence
+CUT_SHORT = regex.compile(r".{40,}[\w,]")
+#: the rest of such a line on the next one: it goes on in lower case
+GOES_ON = regex.compile(r"[a-z][a-z0-9_]*[,;]?(?: |$)")
+
+
 def _alone(failure_lines: set[int], lines: Sequence[tuple[int, str]], failure_texts: Sequence[str] = ()) -> bool:
     """Whether the failure's own lines are all the text says (beside fences and a traceback header).
     A line that is part of a cited message (the second half of one wrapped across two lines, cited
-    once and whole on the first) is the failure's own too."""
+    once and whole on the first) is the failure's own too, and so is the rest of a failure line that
+    a terminal wrapped inside a word (``... To use CUDA with m`` / ``ultiprocessing, you must ...``)."""
+    texts = dict(lines)
     return all(number in failure_lines or BARE_LINE.fullmatch(text.strip())
                or (len(text.strip()) >= WRAPPED_PART_MIN and any(text.strip() in t for t in failure_texts))
+               or (number - 1 in failure_lines and CUT_SHORT.fullmatch(texts.get(number - 1, "").rstrip())
+                   and GOES_ON.match(text))
                for number, text in lines)
