@@ -148,3 +148,46 @@ def test_a_silence_verdict_fills_its_fixes_with_the_logs_configuration(tmp_path)
     assert d[0].facts["num_workers"] == "4" and d[0].facts["batch_size"] == "16"
     codes = "\n".join(f.code or "" for f in d[0].fixes)
     assert "DataLoader(dataset, batch_size=16, num_workers=4," in codes and "<num_workers>" not in codes
+
+
+LAYOUTS = {
+    "hf-us": lambda t: f"{t:%m/%d/%Y %H:%M:%S} - INFO - __main__ - ",  # HF / accelerate examples' datefmt
+    "dd-mm": lambda t: f"{t + timedelta(days=12):%d/%m/%Y %H:%M:%S} - INFO - ",  # day over 12 first
+    "rich": lambda t: f"[{t:%m/%d/%y %H:%M:%S}] INFO     ",
+    "detectron2": lambda t: f"[{t:%m/%d %H:%M:%S} d2.utils.events]:  ",
+    "syslog": lambda t: f"{t:%b} {t.day:2d} {t:%H:%M:%S} gpu07 train.py[2231]: ",
+    "journalctl": lambda t: f"{t:%b %d %H:%M:%S} gpu07 python3[2231]: ",
+    "dmesg-T": lambda t: f"[{t:%a %b} {t.day:2d} {t:%H:%M:%S %Y}] ",
+    "glog": lambda t: f"I{t:%m%d %H:%M:%S}.123456 140233 train.py:88] ",
+    "c10-rank": lambda t: f"[rank0]:[W{t:%m%d %H:%M:%S}.426415540 train.py:88] ",
+}
+
+
+def test_other_timestamp_layouts_are_read(tmp_path):
+    """HF's MM/DD/YYYY, rich, detectron2, syslog / journalctl / dmesg -T and glog stamps: the
+    silence before a Slurm (ISO, with its year) or torchrun kill is measured, no-year stamps taking
+    the kill's year."""
+    for name, stamp in LAYOUTS.items():
+        t0 = datetime(2026, 12, 1, 12, 0, 0)
+        lines = [stamp(t0 + timedelta(seconds=2 * i)) + f"iter: {i}  total_loss: 0.5" for i in range(300)]
+        end = t0 + timedelta(seconds=598) + timedelta(hours=3, minutes=50)
+        if name == "dd-mm":
+            end += timedelta(days=12)
+        text = "\n".join(lines + [SLURM_KILL.format(t=end)]) + "\n"
+        s = measure(text.encode(), 1)
+        assert s is not None and (s.seconds, s.cadence, s.last_line, s.end_line) == (13800.0, 2.0, 300, 301), name
+        # a kill line in the same layout (torchrun's SIGTERM through the agent's logger)
+        text = "\n".join(lines + [stamp(t0 + timedelta(seconds=598, hours=2)) + "Received Signals.SIGTERM death signal"])
+        log = tmp_path / f"{name}.log"
+        log.write_text(text + "\n")
+        d = dllogscan.scan(log, classifier="off").diagnoses
+        assert [(x.cls, x.facts.get("silence")) for x in d] == [("E", "2 h")], name
+
+
+def test_a_stamp_without_a_year_takes_the_year_nearest_the_kill():
+    """Steps on 31 December in syslog form, Slurm's kill on 1 January: 4 h, not a year back."""
+    t0 = datetime(2026, 12, 31, 20, 0, 0)
+    lines = [LAYOUTS["syslog"](t0 + timedelta(seconds=2 * i)) + f"step {i} loss=0.5" for i in range(300)]
+    text = "\n".join(lines + [SLURM_KILL.format(t=t0 + timedelta(seconds=598, hours=4))]) + "\n"
+    s = measure(text.encode(), 1)
+    assert s is not None and s.seconds == 4 * 3600.0

@@ -8,8 +8,13 @@ and of the lines after the last one are kept.
 
 Rules:
 - a timestamp is the first ``YYYY-MM-DD[T ]HH:MM:SS`` (``/`` also allowed) on a line, wherever it
-  sits (logging prefixes, CRI prefixes, Slurm's ``CANCELLED AT <time>``); time zones are ignored
-  (one file, one clock);
+  sits (logging prefixes, CRI prefixes, Slurm's ``CANCELLED AT <time>``), or the first of the other
+  layouts training logs print: ``MM/DD/YYYY HH:MM:SS`` (the Hugging Face and accelerate examples'
+  logging format; ``DD/MM/YYYY`` where the first number is over 12), ``MM/DD/YY`` (rich),
+  ``[MM/DD HH:MM:SS`` (detectron2), ``Mon DD HH:MM:SS`` (syslog, journalctl, ``dmesg -T``) and
+  glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL lines); a stamp with no year takes the
+  year that puts it nearest the last stamp of the end that has one (the Slurm line), else 2000;
+  time zones are ignored (one file, one clock);
 - a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
 - the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
   (the end is read backwards from its last line, and no further than that);
@@ -27,8 +32,25 @@ from ..normalize import lines as normalize
 from .candidates import PROGRESS_RE
 
 PROGRESS_B = re.compile(PROGRESS_RE.pattern.encode(), re.IGNORECASE)
-#: starts with a literal so the regex engine skips ahead fast (0.1 ms on 100 KB without a stamp)
-TIMESTAMP_RE = re.compile(rb"20(\d\d)[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d)(?!\d)")
+#: a stamp: ISO (groups 1-6), then month/day[/year] (7-12), syslog's month name (13-17) and glog's
+#: letter and month-day (18-22). Every form holds ``HH:MM:SS``; the ISO one comes first, as the one
+#: most logs print
+TIMESTAMP_RE = re.compile(
+    rb"20(\d\d)[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d)(?!\d)"
+    rb"|(?<![\d/])(\d\d)/(\d\d)(?:/((?:20)?\d\d))?,? (\d\d):(\d\d):(\d\d)(?![\d:])"
+    rb"|(?<![\w])(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?![\d:])"
+    rb"|(?<![\w\[])\[?[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?!\d)")
+MONTHS = {m: i for i, m in enumerate((b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep",
+                                      b"Oct", b"Nov", b"Dec"), 1)}
+NO_YEAR = 2000  # a leap year, for a Feb 29 stamp, where no stamp of the end names its year
+#: what every form ends in: its ``:MM:SS``. Searched first, with its literal first, so the engine
+#: skips ahead fast (0.1 ms on 300 KB without a stamp; the forms' alternation alone takes 30 ms),
+#: and each form is tried only in the 16 bytes before such a hit
+GATE_RE = re.compile(rb":\d\d:\d\d(?!\d)")
+#: the forms that name their year, each with its literal first (``_Reference``)
+ISO_RE = re.compile(rb"20\d\d[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?!\d)")
+US_YEAR_RE = re.compile(rb"/(?<=\d\d/\d\d/)20\d\d,? \d\d:\d\d:\d\d(?!\d)")
+REACH = 16  # the longest form's length before its ``:MM:SS`` (``12/01/2026, 12``, ``[I1201 12``)
 MIN_PROGRESS = 5
 MIN_SILENCE_S = 600.0
 MIN_RATIO = 30.0
@@ -92,17 +114,73 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _time(m: "re.Match[bytes]") -> float | None:
+def _stamps(end: bytes, lo: int = 0, hi: int | None = None):
+    """The ``TIMESTAMP_RE`` matches in ``end[lo:hi]``, in order, found from ``GATE_RE``'s hits."""
+    hi = len(end) if hi is None else hi
+    last = lo
+    for g in GATE_RE.finditer(end, lo, hi):
+        if end[g.start() - 3:g.start() - 2] not in (b" ", b"T") or g.start() < 3:
+            continue  # every form has a space or ``T`` before its hour (a tqdm bar's ``[01:23:45`` has not)
+        # one byte past the hit, so a form's own look-ahead sees what follows its seconds
+        m = TIMESTAMP_RE.search(end, max(last, g.start() - REACH), min(hi, g.end() + 1))
+        if m is not None and m.end() == g.end():
+            last = m.end()
+            yield m
+
+
+def _fields(m: "re.Match[bytes]") -> tuple[int | None, int, int, int, int, int]:
+    """(year or None, month, day, hour, minute, second) of a ``TIMESTAMP_RE`` match."""
+    g = m.groups()
+    if g[0] is not None:
+        return (2000 + int(g[0]),) + tuple(int(x) for x in g[1:6])  # type: ignore[return-value]
+    if g[6] is not None:
+        mo, d = int(g[6]), int(g[7])
+        if mo > 12 >= d:  # DD/MM/YYYY
+            mo, d = d, mo
+        year = None if g[8] is None else int(g[8]) + (2000 if len(g[8]) == 2 else 0)
+        return (year, mo, d, int(g[9]), int(g[10]), int(g[11]))
+    if g[12] is not None:
+        return (None, MONTHS[g[12]], int(g[13]), int(g[14]), int(g[15]), int(g[16]))
+    return (None,) + tuple(int(x) for x in g[17:22])  # type: ignore[return-value]
+
+
+def _time(m: "re.Match[bytes]", reference: "_Reference | None" = None) -> float | None:
     if m.start() and m.string[m.start() - 1] in b"0123456789":
         return None  # a longer number ending in 20..., not a year
-    y, mo, d, h, mi, s = (int(g) for g in m.groups())
-    y += 2000
+    y, mo, d, h, mi, s = _fields(m)
     if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 61):
         return None
-    return _seconds(y, mo, d, h, mi, s)
+    if y is not None:
+        return _seconds(y, mo, d, h, mi, s)
+    ref = reference.get() if reference is not None else None
+    if ref is None:
+        return _seconds(NO_YEAR, mo, d, h, mi, s)
+    # the year that puts the stamp nearest the reference (a December step before a January kill)
+    return min((_seconds(y, mo, d, h, mi, s) for y in (ref[0] - 1, ref[0], ref[0] + 1)), key=lambda t: abs(t - ref[1]))
 
 
-def _stamped_backwards(end: bytes):
+class _Reference:
+    """The year and time of the last stamp of the end that names its year (ISO, or ``MM/DD/YYYY``),
+    found once when a stamp without one asks for it (two searches with a literal first: a log of
+    syslog stamps alone is not walked stamp by stamp)."""
+
+    def __init__(self, end: bytes):
+        self.end, self.done, self.value = end, False, None
+
+    def get(self) -> tuple[int, float] | None:
+        if not self.done:
+            self.done = True
+            found = [m for rx in (ISO_RE, US_YEAR_RE) for m in rx.finditer(self.end)]
+            for m in sorted(found, key=lambda m: m.start(), reverse=True):
+                full = TIMESTAMP_RE.match(self.end, m.start() if m.re is ISO_RE else m.start() - 5, m.end() + 1)
+                t = _time(full) if full is not None and full.end() == m.end() else None
+                if t is not None:
+                    self.value = (_fields(full)[0], t)
+                    break
+        return self.value
+
+
+def _stamped_backwards(end: bytes, reference: _Reference | None = None):
     """(line start, line end, time) of each timestamped line, last line first. The stamps are
     found by the regex engine over windows growing back from the end (2 KB, 16 KB, 64 KB, all), so the
     Python work grows with the lines the caller visits, not with the bytes kept."""
@@ -112,21 +190,21 @@ def _stamped_backwards(end: bytes):
         if lo:
             lo = end.find(b"\n", lo) + 1 or hi
         if lo < hi:
-            yield from _window_backwards(end, lo, hi)
+            yield from _window_backwards(end, lo, hi, reference)
             hi = lo
         if lo == 0:
             return
 
 
-def _window_backwards(end: bytes, lo: int, hi: int):
+def _window_backwards(end: bytes, lo: int, hi: int, reference: _Reference | None = None):
     line_start, first = -1, None
-    for m in reversed(list(TIMESTAMP_RE.finditer(end, lo, hi))):
+    for m in reversed(list(_stamps(end, lo, hi))):
         start = end.rfind(b"\n", 0, m.start()) + 1
         if start != line_start and first is not None:
             yield first
             first = None
         line_start = start
-        t = _time(m)
+        t = _time(m, reference)
         if t is not None:  # the line's first valid stamp wins
             stop = end.find(b"\n", m.end())
             first = (start, len(end) if stop == -1 else stop, t)
@@ -149,13 +227,13 @@ def measure(end: bytes, first_line: int) -> Silence | None:
     whose first line is number ``first_line``), or None when there is none worth citing."""
     # fewer stamps than the progress lines a cadence needs: nothing to measure. One forward
     # search; a log stamped only in its header would otherwise be walked back window by window
-    if not end or len(list(islice(TIMESTAMP_RE.finditer(end), MIN_PROGRESS))) < MIN_PROGRESS:
+    if not end or len(list(islice(_stamps(end), MIN_PROGRESS))) < MIN_PROGRESS:
         return None
     after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
     progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
     quiet: list[tuple[int, int, float]] = []  # the last progress line and what followed, in order
     best, at = 0.0, 0
-    for line in _stamped_backwards(end):
+    for line in _stamped_backwards(end, _Reference(end)):
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
             if len(progress) == 1:
