@@ -191,3 +191,28 @@ def test_a_stamp_without_a_year_takes_the_year_nearest_the_kill():
     text = "\n".join(lines + [SLURM_KILL.format(t=t0 + timedelta(seconds=598, hours=4))]) + "\n"
     s = measure(text.encode(), 1)
     assert s is not None and s.seconds == 4 * 3600.0
+
+
+def test_a_time_limit_kill_of_a_job_still_at_its_cadence_is_no_hang(tmp_path):
+    """Steps every 2 s (or every 2 min) up to the Slurm kill: the job ran out of time while
+    training. The time-limit line alone made E/hang 0.7; the timing sets it aside with a note."""
+    from dllogscan.correlate.cadence import steady_end
+
+    for every, then in ((2.0, timedelta(seconds=2)), (120.0, timedelta(seconds=90))):
+        log = tmp_path / f"slurm-{int(every)}.out"
+        log.write_text(progress_log(300, every, then, SLURM_KILL))
+        r = dllogscan.scan(log)
+        assert r.diagnoses == (), every
+        assert any("ran out of time" in n and "line 301" in n for n in r.notes)
+        assert steady_end(log.read_bytes(), 1).end_line == 301
+    # a pause before the kill that the silence rule does not count (5 min = 150 steps) is no
+    # steady run: the time-limit line still counts, as does a long silence
+    for then in (timedelta(minutes=5), timedelta(hours=3)):
+        log = tmp_path / "paused.out"
+        log.write_text(progress_log(300, 2.0, then, SLURM_KILL))
+        assert steady_end(log.read_bytes(), 1) is None
+        assert [(d.cls, d.subclass) for d in dllogscan.scan(log, classifier="off").diagnoses] == [("E", "hang")]
+    # untimed progress lines: nothing to measure, the time-limit line counts as before
+    log = tmp_path / "untimed.out"
+    log.write_text("".join(f"step {i} loss=0.3\n" for i in range(300)) + SLURM_KILL.format(t=T0) + "\n")
+    assert [d.signatures for d in dllogscan.scan(log, classifier="off").diagnoses] == [("E.hang.slurm-time-limit",)]

@@ -18,6 +18,9 @@ Rules:
 - a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
 - the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
   (the end is read backwards from its last line, and no further than that);
+- a run is steady to its end (``Steady``) where the last timestamped line comes within
+  ``STEADY_RATIO`` cadences (or ``STEADY_MIN_S``) of the last progress line: a Slurm time-limit
+  kill then found a job still at work, not a hang;
 - the silence is the longest stretch without any timestamped line from the last progress line to
   the end; it counts (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a
   timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences.
@@ -56,6 +59,10 @@ MIN_SILENCE_S = 600.0
 MIN_RATIO = 30.0
 CADENCE_LINES = 50
 WINDOWS = (2 << 10, 16 << 10, 64 << 10)
+#: a last timestamped line within this many cadences (or seconds) of the last progress line ends a
+#: steady run (``steady_end``): the job was killed at work, not after it stopped
+STEADY_RATIO = 3.0
+STEADY_MIN_S = 60.0
 MAX_SPAN_S = 60 * 86400.0  # a silence longer than this is two runs in one file, not a hang
 #: how much a measured silence weighs as evidence of a hang (class E), alone or beside E hits
 WEIGHT = 0.6
@@ -249,19 +256,67 @@ def measure(end: bytes, first_line: int) -> Silence | None:
             after.append(line)
     if len(progress) < MIN_PROGRESS:
         return None
-    times = [t for _, _, t in reversed(progress)]
-    steps = [b - a for a, b in zip(times, times[1:]) if b >= a]
-    cadence = max(_median(steps) if steps else 0.0, 1.0)
+    cadence = _cadence(progress)
     if best < MIN_RATIO * cadence:
         return None
-
-    def number(line: tuple[int, int, float]) -> int:
-        return first_line + end.count(b"\n", 0, line[0])
-
-    def text(line: tuple[int, int, float]) -> str:
-        return normalize.clean(end[line[0]:line[1]])[:600]
-
+    number, text = _number(end, first_line), _text(end)
     last, stop = progress[0], quiet[at + 1]
     return Silence(last_line=number(last), last_text=text(last), quiet_from=number(quiet[at]),
                    end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
                    progress_lines=len(progress))
+
+
+def _cadence(progress: list[tuple[int, int, float]]) -> float:
+    """The median step between progress lines (given last first), at least 1 s."""
+    times = [t for _, _, t in reversed(progress)]
+    steps = [b - a for a, b in zip(times, times[1:]) if b >= a]
+    return max(_median(steps) if steps else 0.0, 1.0)
+
+
+def _number(end: bytes, first_line: int):
+    return lambda line: first_line + end.count(b"\n", 0, line[0])
+
+
+def _text(end: bytes):
+    return lambda line: normalize.clean(end[line[0]:line[1]])[:600]
+
+
+@dataclass(frozen=True)
+class Steady:
+    """Progress kept its cadence up to the last timestamped line: the job was still working when
+    that line (a scheduler's kill) came."""
+
+    last_line: int
+    end_line: int
+    end_text: str
+    seconds: float
+    cadence: float
+
+    def describe(self) -> str:
+        return (f"progress every {duration(self.cadence)} up to line {self.last_line}, "
+                f"{duration(self.seconds)} before line {self.end_line}")
+
+
+def steady_end(end: bytes, first_line: int) -> Steady | None:
+    """``Steady`` where at least ``MIN_PROGRESS`` timestamped progress lines keep a cadence up to
+    the last timestamped line of ``end``: no more than ``STEADY_RATIO`` cadences (or
+    ``STEADY_MIN_S``) from the last of them to it; else None (a pause, or nothing to measure)."""
+    if not end or len(list(islice(_stamps(end), MIN_PROGRESS))) < MIN_PROGRESS:
+        return None
+    progress: list[tuple[int, int, float]] = []
+    stop = None
+    for line in _stamped_backwards(end, _Reference(end)):
+        stop = stop or line
+        if PROGRESS_B.search(end, line[0], line[1]):
+            progress.append(line)
+            if len(progress) == 1 and stop[2] - line[2] > MIN_SILENCE_S:
+                return None
+            if len(progress) == CADENCE_LINES:
+                break
+    if len(progress) < MIN_PROGRESS or stop is None:
+        return None
+    cadence, span = _cadence(progress), stop[2] - progress[0][2]
+    if not 0 <= span <= max(STEADY_RATIO * cadence, STEADY_MIN_S):
+        return None
+    return Steady(last_line=_number(end, first_line)(progress[0]), end_line=_number(end, first_line)(stop),
+                  end_text=_text(end)(stop), seconds=span, cadence=cadence)

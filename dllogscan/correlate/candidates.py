@@ -15,7 +15,10 @@ Rules, all driven by fields of the signature data:
 - a measured silence after the last progress line (``cadence.Silence``) joins a class-E diagnosis
   (both its lines cited, confidence raised by its ``weight``, ``cadence.WEIGHT``) or, with no diagnosis at all,
   makes E/hang at that weight; beside a failure of another class it stays out (a dead worker
-  explains the stop).
+  explains the stop);
+- a diagnosis that rests on a scheduler's time-limit kill alone (``KILL_ONLY``) goes where the
+  timestamps show progress at its cadence up to that line (``cadence.Steady``): the job ran out of
+  time while still training, which is no hang; a note says so.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from ..core.models import Diagnosis, Evidence, Hit
 from ..signatures.database import BUILTIN_CONDITIONS, CLASSES, Condition, Database, Signature
 
 if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
-    from .cadence import Silence
+    from .cadence import Silence, Steady
 
 PROGRESS_RE = re.compile(
     r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
@@ -343,3 +346,30 @@ def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Di
                                        signatures=d.signatures + (SILENCE_ID,),
                                        facts={**d.facts, **silence.facts()}, notes=d.notes + (note,)))
     return out
+
+
+#: signatures that say only that a scheduler ended the job at its time limit after progress lines:
+#: a hang only if progress had stopped before it (``without_steady_kill``)
+KILL_ONLY = frozenset({"E.hang.slurm-time-limit"})
+
+
+def rests_on_kill(diagnoses: list[Diagnosis]) -> bool:
+    """True when some diagnosis has no evidence but a time-limit kill (``KILL_ONLY``)."""
+    return any(d.cls == "E" and set(d.signatures) <= KILL_ONLY for d in diagnoses)
+
+
+def without_steady_kill(diagnoses: list[Diagnosis], steady: Steady | None) -> tuple[list[Diagnosis], tuple[str, ...]]:
+    """Less the diagnoses that rest on a time-limit kill alone where the timing shows the job at
+    work up to that line (``cadence.Steady``), with the note that says so."""
+    if steady is None:
+        return diagnoses, ()
+    kept, notes = [], []
+    for d in diagnoses:
+        if d.cls == "E" and set(d.signatures) <= KILL_ONLY and any(
+                steady.last_line < e.line <= steady.end_line for e in d.evidence):
+            notes.append(f"Line {steady.end_line}: the job was ended at its time limit while still making progress "
+                         f"({steady.describe()}): it ran out of time, it did not hang. Ask for more time "
+                         "(sbatch --time) or resume from its last checkpoint.")
+        else:
+            kept.append(d)
+    return kept, tuple(notes)

@@ -7,7 +7,7 @@ from typing import BinaryIO, Iterable
 
 from ..advise.fixes import advise, fill
 from ..advise.platform import default_start
-from ..correlate.candidates import correlate, filter_hits, with_silence
+from ..correlate.candidates import correlate, filter_hits, rests_on_kill, with_silence, without_steady_kill
 from ..correlate.likely_causes import name_cause, needs_naming
 from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
@@ -112,8 +112,10 @@ def run(source: Source, scanner: Scanner | None = None,
     out, error = scan_source(source, scanner)
     if out is None:
         return ScanResult(source=source.name, error=error)
-    weak, facts = assess(out, scanner)
+    timing: list[str] = []
+    weak, facts = assess(out, scanner, timing)
     diagnoses, notes = decide(weak, out, min_confidence, classifier, model)
+    notes = tuple(timing) + notes
     if not diagnoses:
         diagnoses = _canonical_left(out, scanner)
     if not diagnoses:
@@ -126,14 +128,19 @@ def run(source: Source, scanner: Scanner | None = None,
                       document=out.document, notes=notes)
 
 
-def assess(out: ScanOutput, scanner: Scanner) -> tuple[list[Diagnosis], dict[str, str]]:
+def assess(out: ScanOutput, scanner: Scanner, notes: list[str] | None = None) -> tuple[list[Diagnosis], dict[str, str]]:
     """The signature diagnoses of a scanned source, at every confidence (the silence after its
-    last progress line weighed in where timing can matter), and its configuration facts."""
+    last progress line weighed in where timing can matter; a time-limit kill of a job whose
+    progress kept its cadence set aside, its note added to ``notes``), and its configuration facts."""
     weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
     if _wants_timing(weak):
-        from ..correlate.cadence import measure
+        from ..correlate.cadence import measure, steady_end
 
         weak = with_silence(weak, measure(out.end, out.end_line))
+        if rests_on_kill(weak):
+            weak, said = without_steady_kill(weak, steady_end(out.end, out.end_line))
+            if notes is not None:
+                notes.extend(said)
     return weak, facts
 
 
