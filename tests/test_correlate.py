@@ -1,6 +1,9 @@
 """Cross-evidence: how hits of one source combine into ranked diagnoses."""
 from __future__ import annotations
 
+import pytest
+
+import dllogscan
 from dllogscan.pipeline import runner as pipeline
 from dllogscan.sources import streams as sources
 from tests.conftest import progress_lines
@@ -127,7 +130,7 @@ def test_every_built_in_condition_the_database_accepts_is_evaluated():
     from dllogscan.correlate.candidates import WINDOW_CONDITIONS
     from dllogscan.signatures.database import BUILTIN_CONDITIONS
 
-    assert set(BUILTIN_CONDITIONS) == {"@progress", *WINDOW_CONDITIONS}
+    assert set(BUILTIN_CONDITIONS) == {"@progress", "@loader-frame-below", *WINDOW_CONDITIONS}
 
 
 def test_one_message_printed_twice_or_cut_short_is_cited_once_and_whole():
@@ -152,3 +155,29 @@ def test_a_longer_repeat_replaces_its_own_citation_not_the_exception_cited_after
     cited = [e.text for e in d.evidence]
     assert "KeyError: 'img_0042.jpg'" in cited, cited  # the real exception stays cited
     assert whole in cited and short not in cited, cited
+
+
+IDLE_WORKER = ("Process Process-3:\nTraceback (most recent call last):\n"
+               '  File "/opt/conda/lib/python3.10/multiprocessing/process.py", line 108, in run\n'
+               "    self._target(*self._args, **self._kwargs)\n"
+               '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py", line 283, in _worker_loop\n'
+               "    r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)\nKeyboardInterrupt\n")
+MAIN_IN_STEP = ('^CTraceback (most recent call last):\n  File "/home/a/train.py", line 180, in main\n    loss.backward()\n'
+                '  File "/opt/conda/lib/python3.10/site-packages/torch/_tensor.py", line 492, in backward\n'
+                "KeyboardInterrupt\n")
+MAIN_IN_LOADER = ('^CTraceback (most recent call last):\n  File "/home/a/train.py", line 170, in main\n'
+                  "    for batch in loader:\n"
+                  '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 631, in __next__\n'
+                  "    data = self._next_data()\nKeyboardInterrupt\n")
+
+
+@pytest.mark.parametrize("log, expected", [
+    (IDLE_WORKER * 2 + MAIN_IN_STEP, []),  # before: E / hang from the idle workers' frames above the ^C
+    (MAIN_IN_STEP + IDLE_WORKER * 2, []),  # the workers' tracebacks printed after the main one's
+    (IDLE_WORKER * 2 + MAIN_IN_LOADER, ["E"]),  # the main loop stood in the loader: the hang it was
+])
+def test_a_ctrl_c_is_a_hang_where_the_main_traceback_stands_in_the_loader(log, expected):
+    """Each worker prints its own KeyboardInterrupt in ``_worker_loop`` at every Ctrl-C, stalled or
+    not: only the traceback that the ``^C`` begins says where the loop stood."""
+    got = dllogscan.scan_text(progress_lines(30) + log, classifier="off").diagnoses
+    assert [d.cls for d in got] == expected

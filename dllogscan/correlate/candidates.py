@@ -44,6 +44,10 @@ PROGRESS_RE = re.compile(
 LOADER_FRAME_RE = re.compile(
     r'File "[^"\n]*(?:torch[/\\]utils[/\\]data[/\\]|data_?loader[^"/\\\n]*\.py")[^\n]*, line \d+', re.IGNORECASE)
 
+#: a worker process's own loop (``torch/utils/data/_utils/worker.py``): where an idle worker waits
+#: for indices, interrupted with every Ctrl-C, whether the main loop stalled or not
+WORKER_LOOP_FRAME_RE = re.compile(r'File "[^"\n]*_utils[/\\]worker\.py"', re.IGNORECASE)
+
 EXCEPTION_LINE_RE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Fault|Warning)\b(?::.*)?$"
     r"|^(?:KeyError|StopIteration|AssertionError|IndexError)\b.*$")
@@ -115,10 +119,19 @@ def _pids(facts: dict[str, str]) -> set[str]:
 def _builtin_holds(name: str, cond: Condition, hit: Hit) -> bool:
     """``@progress``: a progress line before the hit; ``@relevant``: a line about PyTorch training;
     ``@loader``: a line naming the DataLoader or its worker count; ``@loader-frame``: a traceback
-    frame in the data-loading code (the hit's captured lines count)."""
+    frame in the data-loading code (the hit's captured lines count); ``@loader-frame-below``: such
+    a frame, not a worker's own loop, in the traceback that the hit's line begins (its captured
+    lines up to the first exception line)."""
     if name == "@progress":
         window = [t for n, t in hit.before if not cond.within or hit.line - n <= cond.within]
         return any(PROGRESS_RE.search(t) for t in window)
+    if name == "@loader-frame-below":
+        for n, text in hit.after:
+            if (cond.within and n - hit.line > cond.within) or EXCEPTION_LINE_RE.match(text.strip()):
+                return False
+            if LOADER_FRAME_RE.search(text) and not WORKER_LOOP_FRAME_RE.search(text):
+                return True
+        return False
     window = [t for n, t in hit.before + hit.after if not cond.within or abs(hit.line - n) <= cond.within]
     pattern = WINDOW_CONDITIONS[name]
     return any(pattern.search(t) for t in window + [hit.text])

@@ -27,7 +27,7 @@ KNOWN_KEYS = {
 }
 CONDITION_KEYS = {"ids", "within", "same"}
 #: conditions computed from the text itself, not from another signature (see correlate.py)
-BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader", "@loader-frame")
+BUILTIN_CONDITIONS = ("@progress", "@relevant", "@loader", "@loader-frame", "@loader-frame-below")
 SOURCE_KINDS = ("training", "kernel", "slurm", "kubernetes", "report")
 FIX_KEYS = {"key", "rank", "title", "why", "commands", "code", "notes", "when", "platform", "already"}
 #: the facts that are loader settings, which a fix's ``already`` may name
