@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 import dllogscan
 from dllogscan.correlate.cadence import duration, measure
 from dllogscan.scan.limits import END_BYTES
@@ -216,3 +218,30 @@ def test_a_time_limit_kill_of_a_job_still_at_its_cadence_is_no_hang(tmp_path):
     log = tmp_path / "untimed.out"
     log.write_text("".join(f"step {i} loss=0.3\n" for i in range(300)) + SLURM_KILL.format(t=T0) + "\n")
     assert [d.signatures for d in dllogscan.scan(log, classifier="off").diagnoses] == [("E.hang.slurm-time-limit",)]
+
+
+@pytest.mark.parametrize("after, expected", [
+    # the program ended the quiet itself and finished: a long final evaluation, an upload
+    (["INFO Training finished, running final evaluation on the test set", "+42m INFO Test results: accuracy=0.913",
+      "INFO Saving model checkpoint to /ckpt/final", "INFO Done."], []),
+    (["INFO Uploading checkpoint to s3://bucket/run/final.pt (48 GiB)", "+25m INFO Upload complete",
+      "INFO exiting with code 0"], []),
+    # stopped from outside, or failed, after the quiet: a hang
+    (["+3h INFO received SIGTERM, shutting down"], ["E"]),
+    (["+40m WARNING watchdog: no batch received in 2400 s"], ["E"]),
+    (["INFO Training finished, running final evaluation", "+42m ERROR eval worker died"], ["E"]),
+])
+def test_a_silence_alone_is_a_hang_only_where_the_run_was_stopped_after_it(tmp_path, after, expected):
+    """Before: any quiet stretch after regular progress was E / hang (0.6), a final evaluation
+    of 42 minutes and a clean exit included."""
+    t = T0 + timedelta(seconds=2 * 299)
+    lines = []
+    for line in after:
+        if line.startswith("+"):
+            gap, line = line[1:].split(" ", 1)
+            t += timedelta(hours=int(gap[:-1])) if gap.endswith("h") else timedelta(minutes=int(gap[:-1]))
+        t += timedelta(seconds=1)
+        lines.append(f"{t:%Y-%m-%d %H:%M:%S} {line}")
+    log = tmp_path / "run.log"
+    log.write_text(progress_log(300, 2.0) + "\n".join(lines) + "\n")
+    assert [d.cls for d in dllogscan.scan(log, classifier="off").diagnoses] == expected

@@ -23,7 +23,10 @@ Rules:
   kill then found a job still at work, not a hang;
 - the silence is the longest stretch without any timestamped line from the last progress line to
   the end; it counts (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a
-  timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences.
+  timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences;
+  alone it says hang only where something after the last progress line says the run was stopped
+  or failed (``Silence.stopped``: a kill, a watchdog, a traceback), not where the program ended
+  the quiet itself and finished (a final evaluation, an upload, then "Done.").
 """
 from __future__ import annotations
 
@@ -64,6 +67,12 @@ WINDOWS = (2 << 10, 16 << 10, 64 << 10)
 STEADY_RATIO = 3.0
 STEADY_MIN_S = 60.0
 MAX_SPAN_S = 60 * 86400.0  # a silence longer than this is two runs in one file, not a hang
+#: what says a run was stopped from outside, or failed, after its last progress line: a kill, a
+#: signal, a scheduler's cancel, a watchdog or timeout, an interrupt, a traceback or an error.
+#: A silence followed by none of it (a final evaluation, an upload, then "Done.") is a long pause
+STOPPED_B = re.compile(rb"kill|cancel|terminat|sig(?:term|int|kill|usr|abrt)|signal|abort|time ?limit|timed? ?out"
+                       rb"|watchdog|preempt|interrupt|traceback|error|exception|fatal|exited with (?:code|status) [1-9]"
+                       rb"|no batch|stuck|hang|froze|\^C", re.IGNORECASE)
 #: how much a measured silence weighs as evidence of a hang (class E), alone or beside E hits
 WEIGHT = 0.6
 
@@ -81,6 +90,9 @@ class Silence:
     cadence: float
     progress_lines: int
     weight: float = WEIGHT
+    #: whether anything after the last progress line says the run was stopped from outside or
+    #: failed (``STOPPED_B``); a quiet stretch the program itself ended and finished after is no hang
+    stopped: bool = True
 
     def describe(self) -> str:
         where = "after it" if self.quiet_from == self.last_line else f"from line {self.quiet_from}"
@@ -263,7 +275,7 @@ def measure(end: bytes, first_line: int) -> Silence | None:
     last, stop = progress[0], quiet[at + 1]
     return Silence(last_line=number(last), last_text=text(last), quiet_from=number(quiet[at]),
                    end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
-                   progress_lines=len(progress))
+                   progress_lines=len(progress), stopped=STOPPED_B.search(end, last[1]) is not None)
 
 
 def _cadence(progress: list[tuple[int, int, float]]) -> float:

@@ -343,6 +343,8 @@ def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Di
     if silence is None or any(d.cls != "E" and d.confidence > 0 for d in diagnoses):
         return diagnoses
     diagnoses = [d for d in diagnoses if d.cls == "E"]  # weightless support of another class goes
+    if not diagnoses and not silence.stopped:
+        return []  # a long pause the program ended itself and finished after: no hang
     cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
              Evidence(silence.end_line, silence.end_text, SILENCE_ID))
     note = silence.describe()
