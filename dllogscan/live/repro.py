@@ -126,6 +126,11 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 pids = [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []
                 dumps = stacks.request([proc.pid] + pids, folder)
                 _kill_group(proc)
+            except BaseException:
+                # Ctrl-C (or any error) while waiting: the rung runs in its own session, out of
+                # reach of the terminal's SIGINT; a hung one would otherwise outlive us forever
+                _kill_group(proc)
+                raise
         seconds = time.monotonic() - start
         output = log_path.read_text(errors="replace")
         unimportable = Path(folder, IMPORT_ERROR)

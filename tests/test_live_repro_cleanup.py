@@ -1,0 +1,60 @@
+"""``dllogscan repro`` leaves nothing running behind it: a rung runs in its own session (the
+terminal's Ctrl-C does not reach it), so an interrupted ladder must kill the rung's process group
+itself; before, a hung rung and its workers were left running forever, reparented to init."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("psutil")
+
+from dllogscan.live import repro  # noqa: E402
+from tests.live_helpers import scanner  # noqa: E402
+
+DS = "tests.live_datasets"
+
+
+@pytest.mark.timeout(120)
+def test_an_interrupted_rung_kills_its_process_group(monkeypatch):
+    started: list[subprocess.Popen] = []
+
+    class Interrupted(subprocess.Popen):
+        def wait(self, timeout=None):
+            if timeout is None:  # the kill's own wait
+                return super().wait()
+            started.append(self)
+            deadline = time.monotonic() + 30
+            while not os.path.exists(os.path.join(os.path.dirname(self.args[-1]), "pids")):
+                assert time.monotonic() < deadline, "the rung's worker never started"
+                time.sleep(0.1)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(repro.subprocess, "Popen", Interrupted)
+    settings = repro.Settings(factory=f"{DS}:locked_at_fork", workers=(1,), batches=2, timeout=60)
+    with pytest.raises(KeyboardInterrupt):
+        repro.run_rung(settings, 1, scanner())
+    (proc,) = started
+    alive = _alive_in_group(proc.pid)
+    if alive:  # do not leave them behind when the test fails
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not alive
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group, after a moment for SIGKILL to land."""
+    import psutil
+
+    time.sleep(0.5)
+    alive = []
+    for p in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(p.pid) == pgid and p.info["status"] != psutil.STATUS_ZOMBIE:
+                alive.append(p.pid)
+        except (OSError, psutil.Error):
+            pass
+    return alive
