@@ -90,3 +90,16 @@ def locked_at_fork() -> Dataset:
     threading.Thread(target=_hold_lock, args=(1.5,), daemon=True).start()
     time.sleep(0.05)
     return LockedAtFork()
+
+
+def sized(n: int, size: int = 64) -> Dataset:
+    """A factory that needs an argument: repro calls factories with none."""
+    return Squares(n, size)
+
+
+def not_a_dataset() -> int:
+    return 42
+
+
+def empty() -> Dataset:
+    return Squares(0)

@@ -49,3 +49,18 @@ def test_a_factory_that_raises_is_still_the_dataset_code():
     """Importing worked: the factory's own failure is the dataset's (exit 1, the ladder's verdict)."""
     proc = repro(f"{DS}:raising", "--workers", "0", "--batches", "2")
     assert proc.returncode == 1 and "the bug is in the dataset code" in proc.stdout
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("factory, message", [
+    ("sized", f"{DS}:sized: the factory needs arguments (n: 'int', size: 'int' = 64) -> 'Dataset'; give "
+              "repro a function that takes none and calls it with yours"),
+    ("not_a_dataset", f"{DS}:not_a_dataset: the factory returned int, not a Dataset"),
+    ("empty", f"{DS}:empty: the dataset is empty (len 0): there is nothing to load"),
+])
+def test_a_factory_that_makes_nothing_to_load_is_a_usage_error(factory, message):
+    """Before: the TypeError of calling ``sized()`` and the ``len()`` of 42 were 'the bug is in the
+    dataset code' (exit 1), and an empty dataset passed every rung, 0 batches loaded (exit 0)."""
+    proc = repro(f"{DS}:{factory}", "--workers", "0,1", "--batches", "2")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and proc.stderr.splitlines() == [f"Error: {message}"]

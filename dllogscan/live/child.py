@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import faulthandler
 import importlib
+import inspect
 import json
 import os
 import resource
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 OK_MARK = "dllogscan-repro: ok"
-#: written next to the spec when the factory or collate function cannot be imported: the parent's
-#: usage error, not a failure of the dataset
+#: written next to the spec when the factory or collate function cannot be imported, or the factory
+#: cannot make a dataset to load (it needs arguments, returns no dataset, an empty one): the
+#: parent's usage error, not a failure of the dataset
 IMPORT_ERROR = "import_error"
 
 
@@ -41,8 +43,35 @@ def load_or_stop(spec: str, what: str, folder: str) -> Callable[..., Any]:
         return load_callable(spec)
     except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
         why = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
-        Path(folder, IMPORT_ERROR).write_text(f"{spec}: cannot import the {what}: {why}")
-        sys.exit(2)
+        stop(folder, f"{spec}: cannot import the {what}: {why}")
+
+
+def stop(folder: str, message: str) -> NoReturn:
+    """End the rung as the parent's usage error (exit 2), before any data is loaded."""
+    Path(folder, IMPORT_ERROR).write_text(message)
+    sys.exit(2)
+
+
+def make_dataset(factory: Callable[..., Any], spec: str, folder: str) -> Any:
+    """``factory()``, stopping with a usage error when it cannot be called without arguments or
+    gives nothing a DataLoader could load; an exception raised inside it is the dataset's own."""
+    try:
+        inspect.signature(factory).bind()
+    except TypeError:
+        stop(folder, f"{spec}: the factory needs arguments {inspect.signature(factory)}; give repro a "
+                     "function that takes none and calls it with yours")
+    except ValueError:  # no signature to read (a builtin): just call it
+        pass
+    dataset = factory()
+    if not (hasattr(dataset, "__getitem__") or hasattr(dataset, "__iter__")):
+        stop(folder, f"{spec}: the factory returned {type(dataset).__name__}, not a Dataset")
+    try:
+        empty = len(dataset) == 0
+    except (TypeError, NotImplementedError):  # an IterableDataset without __len__
+        empty = False
+    if empty:
+        stop(folder, f"{spec}: the dataset is empty (len 0): there is nothing to load")
+    return dataset
 
 
 class _PidInit:
@@ -80,7 +109,7 @@ def run(spec: dict[str, Any]) -> None:
           f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
     factory = load_or_stop(spec["factory"], "factory", folder)
     collate = load_or_stop(spec["collate"], "collate function", folder) if spec.get("collate") else None
-    dataset = factory()
+    dataset = make_dataset(factory, spec["factory"], folder)
     kwargs: dict[str, Any] = {"batch_size": spec["batch_size"], "num_workers": workers}
     if collate is not None:
         kwargs["collate_fn"] = collate
