@@ -103,3 +103,15 @@ def not_a_dataset() -> int:
 
 def empty() -> Dataset:
     return Squares(0)
+
+
+class WorkerOnly(Squares):
+    """Healthy in the main process; raises in any worker (as code that reads get_worker_info() does)."""
+
+    def hook(self, i: int) -> None:
+        if get_worker_info() is not None:
+            raise ValueError(f"no shard for worker at sample {i}")
+
+
+def worker_only() -> Dataset:
+    return WorkerOnly()

@@ -29,6 +29,15 @@ def real_traceback(output: str, limit: int = 60) -> str:
     return "\n".join(kept[-limit:])
 
 
+def worker_traceback(output: str, limit: int = 60) -> str | None:
+    """The traceback a worker raised, as torch re-raises it (``Original Traceback``), or None."""
+    start = output.rfind("Original Traceback (most recent call last):")
+    if start < 0:
+        return None
+    block = output[start:].split("\n\n", 1)[0].strip().splitlines()
+    return "\n".join(block[:limit])
+
+
 def scaled(rungs: list[Rung]) -> str | None:
     """Measured per-worker RSS and descriptors at N=1, scaled to the largest N."""
     one = next((r for r in rungs if r.workers == 1 and r.worker_peak), None)
@@ -54,12 +63,26 @@ def conclude(rungs: list[Rung]) -> dict[str, Any]:
         out["traceback"] = real_traceback(zero.output) if zero.result == "fail" else None
     elif bad:
         first = bad[0]
+        how = f"{'hangs' if first.result == 'hang' else 'fails'} with num_workers={first.workers}"
+        cls = f"{first.cls or '?'}{'/' + first.subclass if first.subclass else ''}"
+        raised = worker_traceback(first.output) if (first.result, cls) == ("fail", "B/getitem") else None
         out["verdict"] = "multiprocessing"
-        out["text"] = (f"It passes with num_workers=0 and {'hangs' if first.result == 'hang' else 'fails'} "
-                       f"with num_workers={first.workers}: the bug is in multiprocessing (shared memory, "
-                       f"descriptors, fork safety, worker memory); class {first.cls or '?'}"
-                       f"{'/' + first.subclass if first.subclass else ''}.")
-        if first.diagnosis and first.diagnosis.fixes:
+        if zero is None:
+            out["text"] = (f"It {how} (num_workers=0 was not run: add 0 to --workers to tell the dataset code "
+                           f"from the worker settings); class {cls}.")
+        elif raised:
+            out["text"] = (f"It passes with num_workers=0 and {how}: the dataset code raises only in a worker "
+                           "process, so it behaves differently there (get_worker_info(), per-worker state, a "
+                           "handle, thread or CUDA context made before the fork, worker_init_fn); "
+                           f"class {cls}. The worker's traceback is below.")
+        else:
+            out["text"] = (f"It passes with num_workers=0 and {how}: the bug is in multiprocessing (shared "
+                           f"memory, descriptors, fork safety, worker memory); class {cls}.")
+        if raised:
+            out["traceback"] = raised
+        # B/getitem's fixes rerun the loader or the dataset in the main process: where that passed,
+        # they cannot show the error
+        if first.diagnosis and first.diagnosis.fixes and not (raised and zero is not None):
             out["fixes"] = [f.to_dict() for f in first.diagnosis.fixes]
     else:
         out["verdict"] = "no-failure"

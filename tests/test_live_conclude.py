@@ -1,0 +1,45 @@
+"""The ladder's conclusion says only what its rungs showed."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("psutil")
+
+from dllogscan.live.conclude import conclude, render  # noqa: E402
+from dllogscan.live.repro import Settings, ladder  # noqa: E402
+from tests.live_helpers import scanner  # noqa: E402
+
+DS = "tests.live_datasets"
+
+
+def run(factory: str, workers):
+    rungs = ladder(Settings(factory=f"{DS}:{factory}", workers=workers, batches=2, timeout=60), scanner())
+    return rungs, conclude(rungs)
+
+
+@pytest.mark.timeout(120)
+def test_an_exception_raised_only_in_workers_shows_the_workers_traceback():
+    """Before: 'the bug is in multiprocessing (shared memory, descriptors, fork safety, worker
+    memory)', no traceback (the user's message and frame never shown), and the fix 'Rerun with
+    num_workers=0 and fix the dataset code', which the ladder had just done and which passed."""
+    rungs, verdict = run("worker_only", (0, 1))
+    assert [r.result for r in rungs] == ["pass", "fail"]
+    assert (rungs[1].cls, rungs[1].subclass) == ("B", "getitem")
+    assert "raises only in a worker process" in verdict["text"]
+    assert "shared memory" not in verdict["text"]
+    assert verdict["traceback"].startswith("Original Traceback (most recent call last):")
+    assert verdict["traceback"].endswith("ValueError: no shard for worker at sample 0")
+    assert "in hook" in verdict["traceback"]
+    assert "fixes" not in verdict
+    text = render(rungs, verdict)
+    assert "ValueError: no shard for worker at sample 0" in text and "Rerun with num_workers=0" not in text
+
+
+@pytest.mark.timeout(120)
+def test_without_a_num_workers_0_rung_it_does_not_claim_one_passed():
+    """Before: 'It passes with num_workers=0 and fails with num_workers=1' from --workers 1."""
+    rungs, verdict = run("raising", (1,))
+    assert [r.result for r in rungs] == ["fail"]
+    assert "passes with num_workers=0" not in verdict["text"]
+    assert verdict["text"].startswith("It fails with num_workers=1 (num_workers=0 was not run")
