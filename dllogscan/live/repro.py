@@ -62,6 +62,11 @@ class Rung:
     def evidence(self) -> str:
         if self.result == "hang" and self.cause and not self.diagnosis:
             return f"stuck in {self.cause[0]}: {self.cause[2]}"[:100]
+        if self.result == "hang" and not self.diagnosis:
+            # the output's last line is the rung's own banner or a stray print: no evidence of a hang
+            workers = [t for p, t in self.stacks.items() if p != self.main_pid] or list(self.stacks.values())
+            where = next(filter(None, map(stacks.stuck_at, workers)), None)
+            return f"no batch in {self.seconds:.0f} s" + (f"; stuck at {where}" if where else "")
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
         last = lines[-1] if lines and self.result != "pass" else ""
         if self.diagnosis and self.diagnosis.evidence:

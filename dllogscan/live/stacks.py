@@ -20,6 +20,7 @@ CAUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("a CUDA call", "D", re.compile(r"torch/cuda|\bcuda\(|\.to\(['\"]cuda|_lazy_init", re.I)),
     ("an HDF5 call", "E", re.compile(r"h5py|hdf5", re.I)),
     ("an lmdb call", "E", re.compile(r"\blmdb\b", re.I)),
+    ("an Event or Condition wait", "E", re.compile(r'threading\.py", line \d+ in wait\b')),
     ("a lock acquire", "E", re.compile(r"\bacquire\b|\bwith\s+\w*lock\w*\s*:|_acquireLock|\block\b", re.I)),
     ("a queue get", "E", re.compile(r"queues\.py.*\bget\b|\bin get\b|_try_get_data|\bpoll\b|\brecv", re.I)),
 )
@@ -27,6 +28,8 @@ WHY = {
     "a CUDA call": "CUDA cannot be re-initialised in a forked worker: move it out, or use spawn",
     "an HDF5 call": "h5py handles opened before the fork are not fork-safe: open the file per worker",
     "an lmdb call": "an lmdb environment opened before the fork: open it per worker in worker_init_fn",
+    "an Event or Condition wait": "the worker waits for a set() or notify() that no thread in it will send: "
+                                  "the parent's threads do not exist in a forked worker",
     "a lock acquire": "a lock held by another thread when the worker forked is never released in it",
     "a queue get": "the process waits for data that never comes",
 }
@@ -107,11 +110,41 @@ def innermost_frames(stack: str, n: int = 4) -> str:
     return "\n".join(frames[: n * 2])
 
 
+#: the innermost Python frame blocked on a ``with NAME:`` line: its ``__enter__`` is C code that
+#: waits, a lock's acquire (a Python ``__enter__`` would be a frame of its own)
+BLOCKED_WITH_RE = re.compile(r"^\s*with\s+[\w.]+\s*(:|as\b)")
+
+
 def likely_cause(stack: str) -> tuple[str, str, str] | None:
     """(cause, class, the frame that shows it) named from a stack's innermost frames."""
     inner = innermost_frames(stack)
     for label, cls, pattern in CAUSES:
         for line in inner.splitlines():
             if pattern.search(line):
+                if label == "an Event or Condition wait":  # threading.py's frame: show its caller's
+                    return label, cls, _caller_of_threading(inner) or line.strip()
                 return label, cls, line.strip()
+    first = inner.splitlines()[1:2]  # the innermost frame's source line
+    if first and BLOCKED_WITH_RE.match(first[0]):
+        return "a lock acquire", "E", first[0].strip()
     return None
+
+
+def _caller_of_threading(inner: str) -> str | None:
+    """The source line of the innermost frame outside threading.py."""
+    lines = inner.splitlines()
+    for i, line in enumerate(lines):
+        m = FRAME_RE.match(line)
+        if m and not m.group("file").endswith("threading.py"):
+            return lines[i + 1].strip() if i + 1 < len(lines) and not FRAME_RE.match(lines[i + 1]) else line.strip()
+    return None
+
+
+def stuck_at(stack: str) -> str | None:
+    """``file.py:LINE in func: source`` of the innermost frame of a stack, or None."""
+    lines = innermost_frames(stack, 1).splitlines()
+    m = FRAME_RE.match(lines[0]) if lines else None
+    if not m:
+        return None
+    where = f"{os.path.basename(m.group('file'))}:{m.group('line')} in {m.group('func')}"
+    return f"{where}: {lines[1].strip()}" if len(lines) > 1 and not FRAME_RE.match(lines[1]) else where
