@@ -51,3 +51,24 @@ def test_stall_dumps_worker_stacks_and_names_the_lock():
     cause = next(iter(g.stalls[0]["causes"].values()))
     assert cause and "lock acquire" in cause[0] and "with _LOCK:" in cause[2]
     assert "no batch for" in out.getvalue() and "class E" in out.getvalue()
+
+
+def test_the_guard_leaves_no_folder_and_gives_the_loader_back():
+    """Before: every guard left /tmp/dllogscan-guard-XXXX (with a stack-PID.txt per worker) and its
+    dumper on the loader, so a guard per epoch wrapped the last one's: its stall report read the
+    folder the inner dumper did not write to."""
+    import os
+
+    def init(worker_id):
+        pass
+
+    loader = DataLoader(ds.Squares(n=4), batch_size=2, num_workers=1, worker_init_fn=init)
+    folders = []
+    for _epoch in range(2):
+        with dllogscan.guard(loader, stall_after=30, out=io.StringIO(), scanner=scanner()) as g:
+            assert loader.worker_init_fn.inner is init  # not the last epoch's dumper
+            assert len(list(g)) == 2
+            folders.append(g.folder)
+            assert os.listdir(g.folder)  # the worker's stack file, while guarded
+        assert loader.worker_init_fn is init
+    assert not any(os.path.exists(f) for f in folders)

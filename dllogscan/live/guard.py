@@ -7,11 +7,13 @@ worker's stack when no batch arrives for ``stall_after`` seconds.
 """
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import weakref
 from typing import Any, Iterator, TextIO
 
 from ..advise.fixes import human
@@ -34,8 +36,12 @@ class Guard:
         self.failure: Any = None
         self._stop = threading.Event()
         self._watchdog: threading.Thread | None = None
+        # the stack files' folder goes when the guard does (or at exit, for one never closed)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, ignore_errors=True)
+        self._user_init = getattr(loader, "worker_init_fn", None)
+        self._init: stacks.StackDumpInit | None = None
         if getattr(loader, "num_workers", 0):
-            loader.worker_init_fn = stacks.StackDumpInit(self.folder, loader.worker_init_fn)
+            self._init = loader.worker_init_fn = stacks.StackDumpInit(self.folder, self._user_init)
 
     def __enter__(self) -> "Guard":
         self._watchdog = threading.Thread(target=self._watch, name="dllogscan-guard", daemon=True)
@@ -46,6 +52,11 @@ class Guard:
         self._stop.set()
         if self._watchdog is not None:
             self._watchdog.join(timeout=5)
+        # give the loader back as it came: a later guard (the next epoch's) would otherwise wrap
+        # this one's dumper, whose folder is gone, and its stall report would find no stacks
+        if self._init is not None and self.loader.worker_init_fn is self._init:
+            self.loader.worker_init_fn = self._user_init
+        self._cleanup()
 
     def __iter__(self) -> Iterator[Any]:
         it = iter(self.loader)
