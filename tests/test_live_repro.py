@@ -92,6 +92,8 @@ def test_cli_healthy_ladder_json_and_measurements():
 @pytest.mark.parametrize("args, message", [
     (["nocolon"], "expected module:factory"),
     (["a:b", "--workers", "x"], "expected numbers"),
+    # before: each rung failed on torch's AssertionError, 'the bug is in multiprocessing', exit 1
+    (["a:b", "--sharing-strategy", "file-system"], "choose file_descriptor or file_system"),
 ])
 def test_cli_usage_errors_are_one_line(args, message):
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True,

@@ -43,6 +43,8 @@ def register(app: typer.Typer) -> None:
             raise fail(f"--workers {workers!r}: expected numbers such as 0,1,4")
         if any(n < 0 for n in rungs_n):
             raise fail("--workers: num_workers cannot be negative")
+        if sharing_strategy not in (None, "file_descriptor", "file_system"):
+            raise fail(f"--sharing-strategy {sharing_strategy!r}: choose file_descriptor or file_system")
         if ":" not in factory:
             raise fail(f"{factory!r}: expected module:factory, e.g. mydata:make_dataset")
         try:
