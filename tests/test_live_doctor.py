@@ -103,6 +103,24 @@ def test_missing_torch_is_one_line(command):
     assert proc.stderr.strip() == f'Error: dllogscan {name} needs torch: pip install "dllogscan[torch]"'
 
 
+def test_missing_psutil_is_named_not_torch():
+    """Before: with torch installed and psutil missing, 'needs torch: pip install ...'."""
+    pytest.importorskip("torch")
+    code = "import sys; sys.modules['psutil'] = None; from dllogscan.cli.app import main; main(['doctor'])"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == 'Error: dllogscan doctor needs psutil: pip install "dllogscan[torch]"'
+
+
+def test_doctor_sample_of_an_empty_dataset_says_so():
+    """Before: 'Error: --sample tests.live_datasets:empty: StopIteration: '."""
+    pytest.importorskip("torch")
+    proc = _doctor("--num-workers", "2", "--sample", "tests.live_datasets:empty")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("Error: --sample tests.live_datasets:empty: ValueError: the dataset is empty: "
+                                   "no batch to measure")
+
+
 def test_importing_dllogscan_does_not_import_torch():
     code = "import sys, dllogscan; assert 'torch' not in sys.modules; print(callable(dllogscan.guard))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -12,13 +12,13 @@ INSTALL_HINT = 'pip install "dllogscan[torch]"'
 
 
 class MissingTorch(DllogscanError):
-    """torch (or psutil) is not installed."""
+    """torch (or psutil) is not installed; the message names which."""
 
 
 def require_torch(what: str) -> None:
     """Raise ``MissingTorch`` naming the command when torch or psutil cannot be imported."""
-    try:
-        import psutil  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError:
-        raise MissingTorch(f"dllogscan {what} needs torch: {INSTALL_HINT}") from None
+    for name in ("torch", "psutil"):
+        try:
+            __import__(name)
+        except ImportError:
+            raise MissingTorch(f"dllogscan {what} needs {name}: {INSTALL_HINT}") from None

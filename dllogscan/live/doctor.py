@@ -38,7 +38,9 @@ def sample_batch(factory: str, batch_size: int) -> dict[str, int]:
 
     from .child import load_callable
 
-    batch = next(iter(DataLoader(load_callable(factory)(), batch_size=batch_size, num_workers=0)))
+    batch = next(iter(DataLoader(load_callable(factory)(), batch_size=batch_size, num_workers=0)), None)
+    if batch is None:  # not StopIteration: a one-line 'StopIteration: ' said nothing
+        raise ValueError("the dataset is empty: no batch to measure")
     tensors: list[torch.Tensor] = []
 
     def walk(obj: Any) -> None:
