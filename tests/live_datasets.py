@@ -115,3 +115,16 @@ class WorkerOnly(Squares):
 
 def worker_only() -> Dataset:
     return WorkerOnly()
+
+
+class MakesTempFiles(Squares):
+    """Healthy, but each item leaves a file in the temporary folder (a cache, a decoded image)."""
+
+    def hook(self, i: int) -> None:
+        import tempfile
+
+        tempfile.mkstemp(prefix="item-")
+
+
+def makes_temp_files() -> Dataset:
+    return MakesTempFiles()

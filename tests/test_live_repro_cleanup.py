@@ -58,3 +58,28 @@ def _alive_in_group(pgid: int) -> list[int]:
         except (OSError, psutil.Error):
             pass
     return alive
+
+
+def test_a_rungs_shared_memory_segments_are_removed(tmp_path):
+    """After a rung failed for want of /dev/shm (or was killed mid-batch), torch's segments of its
+    processes stayed in /dev/shm, taking the space class A needs; only theirs, made since it began."""
+    made = [tmp_path / f"torch_{pid}_{n}_0" for pid in (4242, 4243) for n in range(2)]
+    for path in made + [tmp_path / "torch_4244_0_0", tmp_path / "other"]:
+        path.write_bytes(b"x")
+    old = tmp_path / "torch_4242_9_9"
+    old.write_bytes(b"x")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))  # older than the rung: not its own
+    removed = repro.remove_shared_memory([4242, 4243], time.time() - 5, tmp_path)
+    assert sorted(removed) == sorted(p.name for p in made)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "torch_4242_9_9", "torch_4244_0_0"]
+
+
+@pytest.mark.timeout(120)
+def test_a_rungs_temporary_files_go_with_it(tmp_path, monkeypatch):
+    """multiprocessing's pymp-* folders (an iterable dataset failing in 2 workers left them) and
+    whatever the dataset puts in the temporary folder stay inside the rung's own folder."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    settings = repro.Settings(factory=f"{DS}:makes_temp_files", workers=(2,), batches=2, timeout=60)
+    rung = repro.run_rung(settings, 2, scanner())
+    assert rung.result == "pass", rung.output[-2000:]
+    assert list(tmp_path.iterdir()) == []

@@ -97,6 +97,32 @@ class Settings:
     sharing_strategy: str | None = None
 
 
+#: where torch's shared-memory segments live (``shm_open`` names: ``torch_<pid>_<n>_<n>``)
+SHM_DIR = Path("/dev/shm")
+
+
+def remove_shared_memory(pids: list[int], since: float, shm: Path = SHM_DIR) -> list[str]:
+    """Remove the shared-memory segments the rung's processes (``pids``, all ended) left behind
+    (``torch_<pid>_*`` made since ``since``): a rung killed mid-batch, or failed for want of
+    /dev/shm, would otherwise leave them there, the space class A needs taken. The names removed."""
+    removed = []
+    for pid in set(pids):
+        for path in shm.glob(f"torch_{pid}_*"):
+            try:
+                if path.stat().st_mtime >= since - 1:
+                    path.unlink()
+                    removed.append(path.name)
+            except OSError:
+                pass
+    return removed
+
+
+def _worker_pids(folder: str) -> list[int]:
+    """The pids of the rung's workers, as each wrote its own to ``pids`` when it started."""
+    path = Path(folder, "pids")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -116,8 +142,10 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
         spec_path = Path(folder, "spec.json")
         spec_path.write_text(json.dumps(spec))
         log_path = Path(folder, "output.log")
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-        start = time.monotonic()
+        scratch = Path(folder, "tmp")  # the rung's temporary files (multiprocessing's pymp-*) go with it
+        scratch.mkdir()
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", TMPDIR=str(scratch))
+        start, started_at = time.monotonic(), time.time()
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", "dllogscan.live.child", str(spec_path)],
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -127,9 +155,7 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 hung = False
             except subprocess.TimeoutExpired:
                 hung, code = True, None
-                pids_file = Path(folder, "pids")
-                pids = [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []
-                dumps = stacks.request([proc.pid] + pids, folder)
+                dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
                 _kill_group(proc)
             except BaseException:
                 # Ctrl-C (or any error) while waiting: the rung runs in its own session, out of
@@ -137,6 +163,7 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 _kill_group(proc)
                 raise
         seconds = time.monotonic() - start
+        remove_shared_memory([proc.pid] + _worker_pids(folder), started_at)
         output = log_path.read_text(errors="replace")
         unimportable = Path(folder, IMPORT_ERROR)
         if unimportable.exists():
