@@ -40,6 +40,10 @@ def test_assess_names_each_class():
     assert [r.cls for r in risks] == ["A", "B", "C", "D"]
     assert "8 x 2 x 100.0 MiB = 1.6 GiB" in risks[0].message and risks[0].level == "high"
     assert "1664 exceeds ulimit -n 1024" in risks[2].message
+    assert risks[1].message.endswith("approach the memory limit (cgroup) 2.0 GiB")
+    no_cgroup = {**machine, "memory_limit": None, "memory": {"MemAvailable": 3 << 30}}
+    [b] = [r for r in assess(no_cgroup, {"num_workers": 8, "batch_bytes": 100 << 20}, scanner()) if r.cls == "B"]
+    assert b.message.endswith("approach the memory available (MemAvailable) 3.0 GiB")  # before: "the memory limit"
     assert risks[0].fixes and risks[0].fixes[0]["rank"] == 1
     assert assess(machine, {"num_workers": 0, "batch_bytes": 100 << 20}, scanner()) == []
 

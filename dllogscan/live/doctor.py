@@ -10,8 +10,7 @@ from ..advise.platform import host_platforms, kept, runtime_platforms
 from ..scan.scanner import Scanner
 from . import facts as machine
 
-#: descriptors a worker holds besides the tensors in flight (pipes, queues, libraries)
-WORKER_BASE_FDS = 16
+#: descriptors the main process holds besides the tensors in flight (pipes, queues, libraries)
 MAIN_BASE_FDS = 64
 #: a predicted risk takes the class's general fixes where the subclass's describe a death that
 #: already happened ("Raise /dev/shm: the worker died writing a batch into it")
@@ -84,10 +83,13 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
                               f"shared-memory demand {workers} x {prefetch} x {human(batch_bytes)} = "
                               f"{human(demand)} exceeds /dev/shm free {human(shm['free'])} "
                               f"(size {human(shm['size'])})"))
-        limit = facts.get("memory_limit") or facts.get("memory", {}).get("MemAvailable")
+        limit = facts.get("memory_limit")
+        which = "the memory limit (cgroup)"
+        if not limit:
+            limit, which = facts.get("memory", {}).get("MemAvailable"), "the memory available (MemAvailable)"
         if limit and demand * 2 > limit:
             risks.append(Risk("B", "oom", "medium", f"batches in flight ({human(demand)}, held in shm "
-                              f"and in worker memory) approach the memory limit {human(limit)}"))
+                              f"and in worker memory) approach {which} {human(limit)}"))
     soft = facts.get("nofile", {}).get("soft")
     if workers and soft and facts.get("torch", {}).get("sharing_strategy") == "file_descriptor":
         fds = tensors * prefetch * workers + MAIN_BASE_FDS
