@@ -43,3 +43,22 @@ def test_without_a_num_workers_0_rung_it_does_not_claim_one_passed():
     assert [r.result for r in rungs] == ["fail"]
     assert "passes with num_workers=0" not in verdict["text"]
     assert verdict["text"].startswith("It fails with num_workers=1 (num_workers=0 was not run")
+
+
+def test_two_rungs_hung_in_the_same_place_show_their_stacks_once():
+    """Before: every hung rung printed its cause and each process's stack again: the same lock at
+    num_workers 1 and 4 was six stacks and two 'Likely cause' lines of the same text."""
+    from dllogscan.live.repro import Rung
+
+    worker = ('Thread 0x01 (most recent call first):\n  File "/w/ds.py", line 12 in __getitem__\n'
+              '  File "/t/torch/utils/data/_utils/worker.py", line 308 in _worker_loop\n')
+    main = 'Thread 0x02 (most recent call first):\n  File "/t/torch/utils/data/dataloader.py", line 1133 in _try_get_data\n'
+    cause = ("a lock acquire", "E", "with _L:")
+    rungs = [Rung(workers=w, result="hang", seconds=6.0, output="", stacks={100 * w: main, 100 * w + 1: worker,
+                                                                             100 * w + 2: worker},
+                  cause=cause, main_pid=100 * w) for w in (1, 4)]
+    text = render(rungs, {"text": "It hangs."})
+    assert text.count("Likely cause: a lock acquire") == 1
+    assert text.count("Stack of worker") == 1 and text.count("Stack of main process") == 1
+    assert "num_workers=1: 1 more stack(s), the same innermost frames as num_workers=1 showed above." in text
+    assert "num_workers=4: 3 more stack(s), the same innermost frames as num_workers=1 showed above." in text

@@ -103,11 +103,22 @@ def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
     for f in conclusion.get("fixes", []):
         lines.append(f"  {f['rank']}. {f['title']}")
         lines += [f"       $ {c}" for c in f["commands"]]
+    causes: set[str] = set()
+    shown: dict[tuple[str, str], int] = {}  # (who, innermost frames) -> the rung that showed them
     for r in rungs:
-        if r.cause:
+        if r.cause and r.cause[0] not in causes:
+            causes.add(r.cause[0])
             lines.append(f"Likely cause: {r.cause[0]} ({WHY.get(r.cause[0], '')}).")
+        same: list[int] = []
         for pid in sorted(r.stacks, key=lambda p: p == r.main_pid):
             who = "main process" if pid == r.main_pid else "worker"
-            lines += ["", f"Stack of {who} pid {pid} (num_workers={r.workers}), innermost frames first:",
-                      innermost_frames(r.stacks[pid], 6 if who == "worker" else 3)]
+            frames = innermost_frames(r.stacks[pid], 6 if who == "worker" else 3)
+            if (who, frames) in shown:  # a second hung rung stands where the first did
+                same.append(shown[(who, frames)])
+                continue
+            shown[(who, frames)] = r.workers
+            lines += ["", f"Stack of {who} pid {pid} (num_workers={r.workers}), innermost frames first:", frames]
+        if same:
+            lines += ["", f"num_workers={r.workers}: {len(same)} more stack(s), the same innermost frames as "
+                          f"num_workers={', '.join(str(w) for w in sorted(set(same)))} showed above."]
     return "\n".join(lines) + "\n"
