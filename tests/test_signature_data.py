@@ -135,7 +135,7 @@ def test_failure_counter_examples_match_no_failure_of_same_class():
                                 f"is {entry['class']}.{entry.get('subclass')} per {_where(other)}")
 
 
-BUILTIN_CONDITIONS = {"@progress", "@relevant", "@loader", "@loader-frame"}  # evaluated by dllogscan.correlate, not by another entry
+BUILTIN_CONDITIONS = {"@progress", "@relevant", "@loader", "@loader-frame", "@loader-frame-below"}  # evaluated by dllogscan.correlate, not by another entry
 
 
 def _resolve(ids: list[str]) -> list[str]:
