@@ -1,6 +1,8 @@
 """Fixes filled with facts; the shared-memory demand estimate."""
 from __future__ import annotations
 
+import pytest
+
 import dllogscan
 from dllogscan.advise.fixes import (above_current, advise, batch_bytes_from_shape, fewer_workers, fill, fill_values,
                                     parse_size, shm_demand, situations)
@@ -318,3 +320,33 @@ def test_a_worker_death_beside_dockers_default_dev_shm_checks_shm_first():
     [plain] = dllogscan.scan(log.replace("shm              64M     0   64M   0% /dev/shm\n", "")).diagnoses
     assert "small" not in plain.title and not plain.fixes[0].title.startswith("Give the workers a larger")
     assert not any(n.startswith("Small /dev/shm:") for n in plain.notes)
+
+
+def test_the_find_the_failing_sample_code_runs_on_both_kinds_of_dataset(capsys):
+    """B / getitem's second fix is code to paste: it ran only on a map-style dataset (an
+    IterableDataset has no ``dataset[i]``); it names the failing sample of either and re-raises."""
+    torch = pytest.importorskip("torch")
+    from dllogscan.signatures.loader import load_database
+
+    [fix] = [f for f in load_database().fixes if f.key == "B.getitem" and f.title == "Find the failing sample directly"]
+
+    class Mapped(torch.utils.data.Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            if i == 3:
+                raise KeyError(f"label missing for sample {i}")
+            return i
+
+    class Streamed(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            for i in range(6):
+                if i == 3:
+                    raise KeyError(f"label missing for sample {i}")
+                yield i
+
+    for dataset, said in ((Mapped(), "3 KeyError"), (Streamed(), "sample 3 KeyError")):
+        with pytest.raises(KeyError):
+            exec(fix.code, {"dataset": dataset})
+        assert capsys.readouterr().out.startswith(said)
