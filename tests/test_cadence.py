@@ -244,4 +244,7 @@ def test_a_silence_alone_is_a_hang_only_where_the_run_was_stopped_after_it(tmp_p
         lines.append(f"{t:%Y-%m-%d %H:%M:%S} {line}")
     log = tmp_path / "run.log"
     log.write_text(progress_log(300, 2.0) + "\n".join(lines) + "\n")
-    assert [d.cls for d in dllogscan.scan(log, classifier="off").diagnoses] == expected
+    result = dllogscan.scan(log, classifier="off")
+    assert [d.cls for d in result.diagnoses] == expected
+    paused = [n for n in result.notes if n.endswith("a pause (a final evaluation, a checkpoint, an upload), not a hang")]
+    assert len(paused) == (not expected) and all("up to line 300, then no output for" in n for n in paused)

@@ -131,12 +131,18 @@ def run(source: Source, scanner: Scanner | None = None,
 def assess(out: ScanOutput, scanner: Scanner, notes: list[str] | None = None) -> tuple[list[Diagnosis], dict[str, str]]:
     """The signature diagnoses of a scanned source, at every confidence (the silence after its
     last progress line weighed in where timing can matter; a time-limit kill of a job whose
-    progress kept its cadence set aside, its note added to ``notes``), and its configuration facts."""
+    progress kept its cadence, or a silence the program ended itself, set aside with a note added to
+    ``notes``), and its configuration facts."""
     weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
     if _wants_timing(weak):
         from ..correlate.cadence import measure, steady_end
 
-        weak = with_silence(weak, measure(out.end, out.end_line))
+        silence = measure(out.end, out.end_line)
+        weak = with_silence(weak, silence)
+        if silence is not None and not silence.stopped and notes is not None and not any(d.cls == "E" for d in weak):
+            notes.append(f"{silence.describe()}; nothing after it says the run was stopped or failed, and "
+                         "the program went on by itself: a pause (a final evaluation, a checkpoint, an "
+                         "upload), not a hang")
         if rests_on_kill(weak):
             weak, said = without_steady_kill(weak, steady_end(out.end, out.end_line))
             if notes is not None:
