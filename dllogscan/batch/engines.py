@@ -71,6 +71,16 @@ def _lost(task: tuple, died: object) -> list[Record | tuple]:
             for s in sources]
 
 
+def _rows_or_retries(task: tuple, reason: str) -> tuple[list[Record], list[tuple]]:
+    """``_lost`` for the engines that keep their own queue: the rows of a task whose worker died
+    (``reason`` in each), and the tasks to try again, in their order."""
+    rows: list[Record] = []
+    again: list[tuple] = []
+    for item in _lost(task, SimpleNamespace(reason=reason)):
+        (rows if isinstance(item, Record) else again).append(item)  # type: ignore[arg-type]
+    return rows, again
+
+
 def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> Iterator[Record]:
     """``ProcessPoolExecutor`` (spawned workers), where ``os.fork`` is missing. A worker that dies
     breaks the whole pool: a fresh one takes its place, and the tasks that were in flight are run
@@ -116,11 +126,9 @@ def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> It
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = fresh()
                 if len(broken) == 1 and broken[0][1]:  # it ran alone: it killed its worker
-                    for item in _lost(broken[0][0], SimpleNamespace(reason=EXECUTOR_DIED)):
-                        if isinstance(item, Record):
-                            yield item
-                        else:
-                            suspects.insert(0, item)
+                    rows, again = _rows_or_retries(broken[0][0], EXECUTOR_DIED)
+                    yield from rows
+                    suspects[:0] = again
                 else:
                     suspects.extend(task for task, _ in broken)
     finally:
@@ -163,12 +171,9 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
             try:
                 records = fut.result()
             except KilledWorker:
-                records = []
-                for item in _lost((function, chunk), SimpleNamespace(reason=DASK_DIED)):
-                    if isinstance(item, Record):
-                        records.append(item)
-                    else:
-                        queue.add(submit(item[1]))
+                records, again = _rows_or_retries((function, chunk), DASK_DIED)
+                for _, sources in again:
+                    queue.add(submit(sources))
             yield from records
             fut.release()
             for c in _take(todo, 1):
