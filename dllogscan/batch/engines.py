@@ -142,7 +142,9 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
     """A Dask ``distributed`` cluster: ``scheduler`` (tcp://HOST:PORT) or a LocalCluster of
     ``jobs`` single-threaded worker processes. A chunk whose workers Dask gave up on (they died
     running it: ``KilledWorker``) is tried again source by source, as the local pool does
-    (``_lost``): only a source that kills its workers again becomes an error row."""
+    (``_lost``), and a source alone given up on is tried once more: a worker's death counts against
+    every task queued on it, so an innocent source queued beside one that kills its workers may be
+    given up on once. Only a source given up on twice becomes an error row."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
         from distributed.scheduler import KilledWorker
@@ -156,6 +158,7 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
                                dashboard_address=None, silence_logs=40)
         client = Client(cluster)
     chunk_of: dict[str, list[str]] = {}
+    given_up_once: set[str] = set()  # sources alone that Dask gave up on once
 
     def submit(chunk: list[str]):
         fut = client.submit(function, chunk, config, pure=False)
@@ -171,7 +174,11 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
             try:
                 records = fut.result()
             except KilledWorker:
-                records, again = _rows_or_retries((function, chunk), DASK_DIED)
+                if len(chunk) == 1 and chunk[0] not in given_up_once:
+                    given_up_once.add(chunk[0])
+                    records, again = [], [(function, chunk)]
+                else:
+                    records, again = _rows_or_retries((function, chunk), DASK_DIED)
                 for _, sources in again:
                     queue.add(submit(sources))
             yield from records
