@@ -241,12 +241,16 @@ def _longest_gap(quiet: list[tuple[int, int, float]]) -> tuple[float, int]:
     return best, at
 
 
+def _too_few_stamps(end: bytes) -> bool:
+    """Fewer stamps than the progress lines a cadence needs: nothing to measure. One forward
+    search; a log stamped only in its header would otherwise be walked back window by window."""
+    return not end or len(list(islice(_stamps(end), MIN_PROGRESS))) < MIN_PROGRESS
+
+
 def measure(end: bytes, first_line: int) -> Silence | None:
     """The silence after the last timestamped progress line in ``end`` (the raw end of the input,
     whose first line is number ``first_line``), or None when there is none worth citing."""
-    # fewer stamps than the progress lines a cadence needs: nothing to measure. One forward
-    # search; a log stamped only in its header would otherwise be walked back window by window
-    if not end or len(list(islice(_stamps(end), MIN_PROGRESS))) < MIN_PROGRESS:
+    if _too_few_stamps(end):
         return None
     after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
     progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
@@ -313,7 +317,7 @@ def steady_end(end: bytes, first_line: int) -> Steady | None:
     """``Steady`` where at least ``MIN_PROGRESS`` timestamped progress lines keep a cadence up to
     the last timestamped line of ``end``: no more than ``STEADY_RATIO`` cadences (or
     ``STEADY_MIN_S``) from the last of them to it; else None (a pause, or nothing to measure)."""
-    if not end or len(list(islice(_stamps(end), MIN_PROGRESS))) < MIN_PROGRESS:
+    if _too_few_stamps(end):
         return None
     progress: list[tuple[int, int, float]] = []
     stop = None
