@@ -114,6 +114,16 @@ def test_a_line_that_says_nothing_is_never_cited():
     assert [e.line for e in d.evidence] == [1, 3]  # line 2 is line 1 cut short: one message, cited once
 
 
+def test_a_line_far_weaker_than_the_best_is_not_cited():
+    class Scores:
+        def line_scores(self, lines, label):  # "inference(model," leans to A, a tenth as much as the shm line
+            return [10.0 if "shm" in t else 1.0 if "inference" in t else 2.5 if "bus" in t else 0.0 for t in lines]
+
+    lines = [(1, "inference(model,"), (2, "torch training dies: my /dev/shm is tiny"), (3, "and a bus error after")]
+    [d] = combine([], {"A": 0.9, "none": 0.1}, lines, Scores(), 0.5)
+    assert [e.line for e in d.evidence] == [2, 3]  # 1.0 < a fifth of 10.0; 2.5 is over it
+
+
 def test_shared_memory_told_beside_the_loader_is_weak_evidence_of_a():
     lines = [(1, "hello"), (2, "the DataLoader dies: my /dev/shm is tiny"), (3, "bye")]
     [d] = combine([], {"A": 0.5, "none": 0.5}, lines, FakeModel(), 0.5)
