@@ -74,6 +74,9 @@ def test_github_limits_and_no_file_for_stdin():
     message = to_github([long]).split("::", 2)[2]
     assert len(message.strip()) <= MAX_MESSAGE + 10
     assert to_github([ScanResult("job.log")]).startswith("::notice::dllogscan: no DataLoader")
+    lead = to_github([ScanResult("job.log", notes=("Line 3: the pin-memory thread died: 100% stuck", "b"))])
+    assert lead == ("::notice::dllogscan: no DataLoader worker failure diagnosed in job.log; note: "
+                    "Line 3: the pin-memory thread died: 100%25 stuck / b\n")
 
 
 def test_duplicate_key_is_stable_across_pids_and_paths():

@@ -86,6 +86,20 @@ def test_paste_diagnose_shows_class_fixes_and_copy_buttons(page):
     assert page.locator("button[data-copy-from=reply]").count() == 1
 
 
+def test_a_text_with_only_a_lead_shows_its_note_not_a_clean_bill(page):
+    page.fill("#paste", "RuntimeError: Pin memory thread exited unexpectedly\n")
+    page.click("#diagnose")
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('see the notes')",
+                           timeout=20_000)
+    assert page.locator(".diagnosis").count() == 0
+    note = page.locator("#notes .note")
+    assert note.count() == 1 and "pin-memory thread" in note.inner_text() and "Exception in thread" in note.inner_text()
+    page.fill("#paste", LOG)  # a diagnosis after it: the old note goes
+    page.click("#diagnose")
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Class A')", timeout=20_000)
+    assert page.locator("#notes").is_hidden() and page.locator("#notes .note").count() == 0
+
+
 def test_oversized_paste_is_refused_cleanly(page, server):
     page.fill("#paste", "x" * (LIMIT * 2))
     page.click("#diagnose")

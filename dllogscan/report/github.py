@@ -53,7 +53,9 @@ def to_github(results: Sequence[ScanResult]) -> str:
         if r.error:
             out.append(command("warning", f"dllogscan: {r.error}", title="dllogscan: input not fully read"))
         if not r.diagnoses:
-            out.append(command("notice", f"dllogscan: no DataLoader worker failure found in {r.source}"))
+            said = (f"no DataLoader worker failure diagnosed in {r.source}; note: " + " / ".join(r.notes)
+                    if r.notes else f"no DataLoader worker failure found in {r.source}")
+            out.append(command("notice", f"dllogscan: {said}"))
         for d in r.diagnoses:
             if errors >= MAX_ERRORS:
                 left_out += 1

@@ -74,7 +74,8 @@ def prose(text: str) -> str:
 
 def verdict(r: ScanResult) -> str:
     if not r.diagnoses:
-        return "**Verdict:** no DataLoader worker failure found in this input."
+        return ("**Verdict:** no DataLoader worker failure diagnosed in this input; see the notes below."
+                if r.notes else "**Verdict:** no DataLoader worker failure found in this input.")
     d = r.diagnoses[0]
     sub = f" / {d.subclass}" if d.subclass else ""
     return (f"**Verdict:** class {d.cls}{sub}, {name_of(d.cls)}: {d.title} "

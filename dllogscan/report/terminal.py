@@ -74,7 +74,8 @@ def print_results(results: Sequence[ScanResult], console=None) -> None:
             if unread:
                 continue
         if not r.diagnoses:
-            console.print(Text("  No DataLoader worker failure found.", style="green"))
+            console.print(Text("  No DataLoader worker failure diagnosed: see the notes below.", style="yellow")
+                          if r.notes else Text("  No DataLoader worker failure found.", style="green"))
         for i, d in enumerate(r.diagnoses, start=1):
             for item in _diagnosis_renderables(d, i):
                 console.print(item)

@@ -40,8 +40,12 @@ function render(doc) {
   const top = ds[0];
   $("verdict").textContent = top
     ? `Class ${top.class}${top.subclass ? " / " + top.subclass : ""}: ${top.title} (${Math.round(top.confidence * 100)}% sure)`
-    : "No DataLoader worker failure found";
+    : (doc.notes || []).length ? "No DataLoader worker failure diagnosed: see the notes"
+      : "No DataLoader worker failure found";
   $("verdict").dataset.class = top ? top.class : "";
+  const notes = $("notes");
+  notes.replaceChildren(...(doc.notes || []).map((n) => el("p", {class: "note"}, el("strong", {}, "Note: "), n)));
+  notes.hidden = !(doc.notes || []).length;
   $("document-note").hidden = !doc.document;
   $("document-note").textContent = doc.document
     ? `Read as a ${doc.document}: line numbers refer to its title, body and comments in order.` : "";
@@ -56,6 +60,7 @@ function render(doc) {
       ctx.append(el("div", {class: line.evidence ? "evidence" : ""}, el("span", {class: "num"}, String(line.line)), line.text));
     }
     card.append(el("h4", {}, "Evidence in context"), ctx);
+    for (const n of d.notes || []) card.append(el("p", {class: "note"}, el("strong", {}, "Note: "), n));
     if (d.fixes.length) card.append(el("h4", {}, "What to do"));
     for (const f of d.fixes) {
       const fix = el("div", {class: "fix"}, el("strong", {}, `${f.rank}. ${f.title}`), ` — ${f.why || ""}`);
