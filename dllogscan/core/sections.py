@@ -1,4 +1,5 @@
-"""The header line a flattened issue thread puts before each part (``--- comment 2 by bob ---``):
+"""The header line a flattened issue thread or notebook puts before each part (``--- comment 2 by
+bob ---``, ``--- output 3 ---``):
 written by ``sources/shapes.py``, known to the classifier's evidence choice, which never cites it
 (it is the tool's own line, not the reporter's)."""
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import re
 
 #: a header as ``header`` writes it: the part's label (issue, comment N, note N, post N), its author
-HEADER = re.compile(r"--- (?:issue|(?:comment|note|post) [^\s-]{1,20})(?: by .{0,200})? ---")
+HEADER = re.compile(r"--- (?:issue|(?:comment|note|post|cell|output) [^\s-]{1,20})(?: by .{0,200})? ---")
 
 
 def header(label: str, author: str) -> str:

@@ -1,4 +1,5 @@
-"""Documents that are not logs: issue-tracker exports (GitHub, GitLab, Discourse) and HTML pages.
+"""Documents that are not logs: issue-tracker exports (GitHub, GitLab, Discourse), Jupyter
+notebooks and HTML pages.
 
 They are flattened into one text (title, body, comments in order; code blocks kept line for line)
 before scanning, so evidence line numbers refer to that flattened text. Plain logs never reach the

@@ -1,4 +1,5 @@
-"""Issue-tracker exports: recognise the JSON shape and read title, body and comments in order."""
+"""Issue-tracker exports and Jupyter notebooks: recognise the JSON shape and read its parts in order
+(title, body and comments; a notebook's cells, each with its outputs)."""
 from __future__ import annotations
 
 import json
@@ -100,11 +101,60 @@ def discourse(doc: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def is_notebook(doc: Any) -> bool:
+    """A Jupyter notebook (``.ipynb``; Colab and Kaggle save the same): ``nbformat`` 4's ``cells``,
+    or version 3's ``worksheets`` of them."""
+    return isinstance(doc, dict) and _is_count(doc.get("nbformat")) and (
+        isinstance(doc.get("cells"), list) or isinstance(doc.get("worksheets"), list))
+
+
+def _joined(value: Any) -> str:
+    """A notebook text field: a string, or a list of strings (the file's lines) run together."""
+    if isinstance(value, list):
+        return "".join(v if isinstance(v, str) else text_of(v) for v in value)
+    return text_of(value)
+
+
+def _output(out: dict[str, Any]) -> str:
+    """What a cell printed: a stream's text, an error's traceback (its ANSI colours are the
+    scanner's to strip), a result's plain-text form."""
+    kind = out.get("output_type")
+    if kind in ("error", "pyerr"):
+        lines = out.get("traceback")
+        if isinstance(lines, list) and lines:
+            return "\n".join(_joined(line) for line in lines)
+        return f"{text_of(out.get('ename'))}: {text_of(out.get('evalue'))}"
+    if kind == "stream":
+        return _joined(out.get("text"))
+    data = out.get("data")
+    return _joined(data.get("text/plain")) if isinstance(data, dict) else _joined(out.get("text"))
+
+
+def notebook(doc: dict[str, Any]) -> str:
+    """Each cell's source under ``--- cell N ---`` (markdown cells too: they hold the author's
+    words), then what it printed under ``--- output N ---``; cells in notebook order."""
+    cells = doc.get("cells")
+    if not isinstance(cells, list):  # nbformat 3
+        cells = [c for w in doc["worksheets"] if isinstance(w, dict) and isinstance(w.get("cells"), list)
+                 for c in w["cells"]]
+    parts = []
+    for i, cell in enumerate((c for c in cells if isinstance(c, dict)), start=1):
+        source = _joined(cell.get("source", cell.get("input")))
+        if source.strip():
+            parts.append(_section(f"cell {i}", "", source))
+        outputs = [_output(o) for o in cell.get("outputs") or [] if isinstance(o, dict)]
+        printed = "\n".join(o.rstrip("\n") for o in outputs if o.strip())
+        if printed:
+            parts.append(_section(f"output {i}", "", printed))
+    return "\n".join(parts)
+
+
 #: kind name -> (recogniser, flattener); the first that recognises the document wins
 SHAPES: dict[str, tuple[Callable[[Any], bool], Callable[[Any], str]]] = {
     "gitlab-issue": (is_gitlab, gitlab),
     "discourse-topic": (is_discourse, discourse),
     "github-issue": (is_github, github),
+    "notebook": (is_notebook, notebook),
 }
 
 
