@@ -96,3 +96,21 @@ def test_the_cell_headers_are_the_tools_own_lines_never_cited():
     assert HEADER.fullmatch("--- cell 12 ---") and HEADER.fullmatch("--- output 3 ---")
     r = dllogscan.scan(DOCS / "jupyter-interrupted-hang.ipynb", classifier="on")
     assert not any(HEADER.fullmatch(e.text) for d in r.diagnoses for e in d.evidence)
+
+
+def test_ipython_frame_layouts_are_read_as_frames():
+    """IPython 8 prints ``File PATH:LINE, in Class.method(args)``, IPython 7 ``PATH in func(args)``:
+    the loader's wait and multiprocessing's poll count as frames in either (signatures alone)."""
+    path = DOCS / "jupyter-interrupted-hang.ipynb"
+    text = flatten_bytes(path.read_bytes())[0].decode()
+    [top] = dllogscan.scan(path, classifier="off").diagnoses
+    cited = {e.line: e.signature for e in top.evidence}
+    assert cited[line_of(text, "dataloader.py:1133, in _MultiProcessingDataLoaderIter._try_get_data")] == (
+        "E.hang.loader-wait-frame")
+    assert cited[line_of(text, "connection.py:257, in _ConnectionBase.poll")] == "E.hang.mp-wait-frame"
+    ipython7 = ("KeyboardInterrupt                         Traceback (most recent call last)\n"
+                "~/lib/python3.8/site-packages/torch/utils/data/dataloader.py in _try_get_data(self, timeout)\n"
+                "~/lib/python3.8/multiprocessing/connection.py in _poll(self, timeout)\n"
+                "KeyboardInterrupt: \n")
+    [old] = dllogscan.scan_text(ipython7, classifier="off").diagnoses
+    assert old.cls == "E" and {e.signature for e in old.evidence} >= {"E.hang.loader-wait-frame", "E.hang.mp-wait-frame"}
