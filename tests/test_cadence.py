@@ -248,3 +248,54 @@ def test_a_silence_alone_is_a_hang_only_where_the_run_was_stopped_after_it(tmp_p
     assert [d.cls for d in result.diagnoses] == expected
     paused = [n for n in result.notes if n.endswith("a pause (a final evaluation, a checkpoint, an upload), not a hang")]
     assert len(paused) == (not expected) and all("up to line 300, then no output for" in n for n in paused)
+
+
+def slashed(stamp: str, start: datetime, then: timedelta) -> bytes:
+    """300 steps 2 s apart from ``start`` and a SIGTERM line ``then`` after the last, stamped ``stamp``."""
+    times = [start + timedelta(seconds=2 * i) for i in range(300)] + [start + timedelta(seconds=598) + then]
+    lines = [f"{t:{stamp}} - INFO - step {i} loss=0.5" for i, t in enumerate(times[:-1])]
+    return ("\n".join(lines + [f"{times[-1]:{stamp}} - INFO - received SIGTERM"]) + "\n").encode()
+
+
+def test_day_first_dates_across_midnight_with_the_day_twelve_or_less(tmp_path):
+    """DD/MM/YYYY, the last step at 11/12/2026 23:59:58, SIGTERM at 12/12/2026 00:00:02. Before:
+    each stamp alone read month first, 11/12 as 12 November and 12/12 as 12 December: a silence
+    of 696 h (E/hang). Now the reading whose dates run forward and span the least wins: one
+    night, 4 s, no hang; a real 2 h hang across midnight is 2 h (before: 698 h)."""
+    calm = slashed("%d/%m/%Y %H:%M:%S", datetime(2026, 12, 11, 23, 50, 0), timedelta(seconds=4))
+    assert measure(calm, 1) is None
+    log = tmp_path / "ddmm.log"
+    log.write_bytes(calm)
+    assert dllogscan.scan(log, classifier="off").diagnoses == ()
+    assert measure(slashed("%d/%m/%Y %H:%M:%S", datetime(2026, 12, 11, 23, 0, 0), timedelta(hours=2)), 1).seconds == 7200.0
+
+
+def test_one_day_over_twelve_makes_the_whole_end_day_first():
+    """DD/MM/YYYY from 30 November to 1 December: 30/11 can only be day first, so 01/12 is too.
+    Before: 01/12 read alone as 12 January, before 30 November: a 4 h hang across the month's end
+    was no silence at all. DD/MM/YY (rich in a day-first locale) reads alike."""
+    for stamp in ("%d/%m/%Y %H:%M:%S", "[%d/%m/%y %H:%M:%S]"):
+        s = measure(slashed(stamp, datetime(2026, 11, 30, 21, 0, 0), timedelta(hours=4)), 1)
+        assert s is not None and s.seconds == 4 * 3600.0, stamp
+
+
+@pytest.mark.parametrize("start", [datetime(2026, 12, 11, 23, 0, 0), datetime(2026, 11, 12, 23, 0, 0)])
+def test_month_first_dates_read_as_before(start):
+    """MM/DD/YYYY (Hugging Face's datefmt) across midnight, 12/11 to 12/12 (no number over 12:
+    one night month first, a month day first) and 11/12 to 11/13: a 2 h hang is 2 h, and a run
+    that ends at its cadence is no hang. Unchanged."""
+    assert measure(slashed("%m/%d/%Y %H:%M:%S", start, timedelta(hours=2)), 1).seconds == 7200.0
+    assert measure(slashed("%m/%d/%Y %H:%M:%S", start, timedelta(seconds=4)), 1) is None
+
+
+def test_the_date_order_is_decided_once_for_the_end():
+    """Over 12 first: day first; over 12 second: month first; neither: the reading that runs
+    forward and spans least, a tie month first; both (two layouts): each stamp alone."""
+    from dllogscan.correlate.cadence import _Context
+
+    def order(*dates: str):
+        return _Context("".join(f"{d}/2026 10:00:00 step 1\n" for d in dates).encode()).day_first
+
+    assert order("13/11", "14/11") is True and order("11/13", "11/14") is False
+    assert order("11/12", "12/12") is True and order("12/11", "12/12") is False
+    assert order("05/06", "05/06") is False and order("13/11", "11/13") is None

@@ -10,11 +10,15 @@ Rules:
 - a timestamp is the first ``YYYY-MM-DD[T ]HH:MM:SS`` (``/`` also allowed) on a line, wherever it
   sits (logging prefixes, CRI prefixes, Slurm's ``CANCELLED AT <time>``), or the first of the other
   layouts training logs print: ``MM/DD/YYYY HH:MM:SS`` (the Hugging Face and accelerate examples'
-  logging format; ``DD/MM/YYYY`` where the first number is over 12), ``MM/DD/YY`` (rich),
-  ``[MM/DD HH:MM:SS`` (detectron2), ``Mon DD HH:MM:SS`` (syslog, journalctl, ``dmesg -T``) and
-  glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL lines); a stamp with no year takes the
-  year that puts it nearest the last stamp of the end that has one (the Slurm line), else 2000;
-  time zones are ignored (one file, one clock);
+  logging format), ``MM/DD/YY`` (rich), ``[MM/DD HH:MM:SS`` (detectron2), ``Mon DD HH:MM:SS``
+  (syslog, journalctl, ``dmesg -T``) and glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL
+  lines); a stamp with no year takes the year that puts it nearest the last stamp of the end that
+  has one (the Slurm line), else 2000; time zones are ignored (one file, one clock);
+- the ``NN/NN`` form's order is decided once for the end (``_Context.day_first``): day first where
+  one of its stamps has a first number over 12, month first where one has a second number over 12,
+  else the reading under which its dates run forward and span the least (``11/12`` then ``12/12``
+  is one night in DD/MM, not a month in MM/DD; a tie reads month first); where both numbers are
+  over 12 somewhere (two layouts), each stamp is read alone, day first only where it must be;
 - a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
 - the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
   (the end is read backwards from its last line, and no further than that);
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import islice
 
 from ..normalize import lines as normalize
@@ -49,11 +54,14 @@ TIMESTAMP_RE = re.compile(
 MONTHS = {m: i for i, m in enumerate((b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep",
                                       b"Oct", b"Nov", b"Dec"), 1)}
 NO_YEAR = 2000  # a leap year, for a Feb 29 stamp, where no stamp of the end names its year
+#: the ``NN/NN`` form, from the slash after its first number (a literal first: the engine skips
+#: ahead), for ``_Context.day_first``: the two numbers, the year and where the clock begins
+SLASH_RE = re.compile(rb"/(?<=(?<![\d/])(\d\d)/)(\d\d)(?:/((?:20)?\d\d))?,? (?=\d\d:\d\d:\d\d(?![\d:]))")
 #: what every form ends in: its ``:MM:SS``. Searched first, with its literal first, so the engine
 #: skips ahead fast (0.1 ms on 300 KB without a stamp; the forms' alternation alone takes 30 ms),
 #: and each form is tried only in the 16 bytes before such a hit
 GATE_RE = re.compile(rb":\d\d:\d\d(?!\d)")
-#: the forms that name their year, each with its literal first (``_Reference``)
+#: the forms that name their year, each with its literal first (``_Context.reference``)
 ISO_RE = re.compile(rb"20\d\d[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?!\d)")
 US_YEAR_RE = re.compile(rb"/(?<=\d\d/\d\d/)20\d\d,? \d\d:\d\d:\d\d(?!\d)")
 REACH = 16  # the longest form's length before its ``:MM:SS`` (``12/01/2026, 12``, ``[I1201 12``)
@@ -147,14 +155,16 @@ def _stamps(end: bytes, lo: int = 0, hi: int | None = None):
             yield m
 
 
-def _fields(m: "re.Match[bytes]") -> tuple[int | None, int, int, int, int, int]:
-    """(year or None, month, day, hour, minute, second) of a ``TIMESTAMP_RE`` match."""
+def _fields(m: "re.Match[bytes]", context: "_Context | None" = None) -> tuple[int | None, int, int, int, int, int]:
+    """(year or None, month, day, hour, minute, second) of a ``TIMESTAMP_RE`` match, an ``NN/NN``
+    stamp in the order ``context`` decided for its end (alone: day first only where it must be)."""
     g = m.groups()
     if g[0] is not None:
         return (2000 + int(g[0]),) + tuple(int(x) for x in g[1:6])  # type: ignore[return-value]
     if g[6] is not None:
         mo, d = int(g[6]), int(g[7])
-        if mo > 12 >= d:  # DD/MM/YYYY
+        day_first = None if context is None else context.day_first
+        if (mo > 12 >= d) if day_first is None else day_first:
             mo, d = d, mo
         year = None if g[8] is None else int(g[8]) + (2000 if len(g[8]) == 2 else 0)
         return (year, mo, d, int(g[9]), int(g[10]), int(g[11]))
@@ -163,43 +173,77 @@ def _fields(m: "re.Match[bytes]") -> tuple[int | None, int, int, int, int, int]:
     return (None,) + tuple(int(x) for x in g[17:22])  # type: ignore[return-value]
 
 
-def _time(m: "re.Match[bytes]", reference: "_Reference | None" = None) -> float | None:
+def _time(m: "re.Match[bytes]", context: "_Context | None" = None) -> float | None:
     if m.start() and m.string[m.start() - 1] in b"0123456789":
         return None  # a longer number ending in 20..., not a year
-    y, mo, d, h, mi, s = _fields(m)
+    y, mo, d, h, mi, s = _fields(m, context)
     if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 61):
         return None
     if y is not None:
         return _seconds(y, mo, d, h, mi, s)
-    ref = reference.get() if reference is not None else None
+    ref = context.reference if context is not None else None
     if ref is None:
         return _seconds(NO_YEAR, mo, d, h, mi, s)
     # the year that puts the stamp nearest the reference (a December step before a January kill)
     return min((_seconds(y, mo, d, h, mi, s) for y in (ref[0] - 1, ref[0], ref[0] + 1)), key=lambda t: abs(t - ref[1]))
 
 
-class _Reference:
-    """The year and time of the last stamp of the end that names its year (ISO, or ``MM/DD/YYYY``),
-    found once when a stamp without one asks for it (two searches with a literal first: a log of
-    syslog stamps alone is not walked stamp by stamp)."""
+class _Context:
+    """What the stamps of one end share, each found once, when a stamp first asks for it (searches
+    with a literal first: a log whose stamps never ask costs nothing)."""
 
     def __init__(self, end: bytes):
-        self.end, self.done, self.value = end, False, None
+        self.end = end
 
-    def get(self) -> tuple[int, float] | None:
-        if not self.done:
-            self.done = True
-            found = [m for rx in (ISO_RE, US_YEAR_RE) for m in rx.finditer(self.end)]
-            for m in sorted(found, key=lambda m: m.start(), reverse=True):
-                full = TIMESTAMP_RE.match(self.end, m.start() if m.re is ISO_RE else m.start() - 5, m.end() + 1)
-                t = _time(full) if full is not None and full.end() == m.end() else None
-                if t is not None:
-                    self.value = (_fields(full)[0], t)
-                    break
-        return self.value
+    @cached_property
+    def reference(self) -> tuple[int, float] | None:
+        """The year and time of the last stamp of the end that names its year (ISO, or
+        ``MM/DD/YYYY``), for the stamps without one."""
+        found = [m for rx in (ISO_RE, US_YEAR_RE) for m in rx.finditer(self.end)]
+        for m in sorted(found, key=lambda m: m.start(), reverse=True):
+            full = TIMESTAMP_RE.match(self.end, m.start() if m.re is ISO_RE else m.start() - 5, m.end() + 1)
+            t = _time(full, self) if full is not None and full.end() == m.end() else None
+            if t is not None:
+                return (_fields(full, self)[0], t)
+        return None
+
+    @cached_property
+    def day_first(self) -> bool | None:
+        """Whether the ``NN/NN`` form reads day first in this end (the rules above); None where it
+        holds both a first and a second number over 12."""
+        dates = _slash_dates(self.end)
+        over = (any(int(a) > 12 for a, _, _ in dates), any(int(b) > 12 for _, b, _ in dates))
+        if any(over):
+            return None if all(over) else over[0]
+        return _order(dates, day_first=True) < _order(dates, day_first=False)
 
 
-def _stamped_backwards(end: bytes, reference: _Reference | None = None):
+def _slash_dates(end: bytes) -> list[tuple[bytes, bytes, bytes | None]]:
+    """The (first number, second number, year) of the ``NN/NN`` stamps of ``end``, one for each run
+    of stamps of one date, in order: a log runs forward, so the search goes on from the last place
+    that date is written (a date or two per end, not a Python step per stamp)."""
+    dates: list[tuple[bytes, bytes, bytes | None]] = []
+    at = 0
+    while (m := SLASH_RE.search(end, at)) is not None:
+        dates.append(m.groups())  # type: ignore[arg-type]
+        written = end[m.start() - 2:m.end()]
+        at = max(m.end(), end.rfind(written) + len(written))
+    return dates
+
+
+def _order(dates: list[tuple[bytes, bytes, bytes | None]], day_first: bool) -> tuple[int, float]:
+    """How badly one reading of ``dates`` fits a log: the steps back in time, then the time spanned."""
+    days = []
+    for a, b, year in dates:
+        mo, d = (int(b), int(a)) if day_first else (int(a), int(b))
+        if 1 <= mo <= 12 and 1 <= d <= 31:  # (a 00 is no date either way)
+            y = NO_YEAR if year is None else int(year) + (2000 if len(year) == 2 else 0)
+            days.append(_seconds(y, mo, d, 0, 0, 0))
+    back = sum(later < earlier for earlier, later in zip(days, days[1:]))
+    return (back, max(days) - min(days) if days else 0.0)
+
+
+def _stamped_backwards(end: bytes, context: _Context | None = None):
     """(line start, line end, time) of each timestamped line, last line first. The stamps are
     found by the regex engine over windows growing back from the end (2 KB, 16 KB, 64 KB, all), so the
     Python work grows with the lines the caller visits, not with the bytes kept."""
@@ -209,13 +253,13 @@ def _stamped_backwards(end: bytes, reference: _Reference | None = None):
         if lo:
             lo = end.find(b"\n", lo) + 1 or hi
         if lo < hi:
-            yield from _window_backwards(end, lo, hi, reference)
+            yield from _window_backwards(end, lo, hi, context)
             hi = lo
         if lo == 0:
             return
 
 
-def _window_backwards(end: bytes, lo: int, hi: int, reference: _Reference | None = None):
+def _window_backwards(end: bytes, lo: int, hi: int, context: _Context | None = None):
     line_start, first = -1, None
     for m in reversed(list(_stamps(end, lo, hi))):
         start = end.rfind(b"\n", 0, m.start()) + 1
@@ -223,7 +267,7 @@ def _window_backwards(end: bytes, lo: int, hi: int, reference: _Reference | None
             yield first
             first = None
         line_start = start
-        t = _time(m, reference)
+        t = _time(m, context)
         if t is not None:  # the line's first valid stamp wins
             stop = end.find(b"\n", m.end())
             first = (start, len(end) if stop == -1 else stop, t)
@@ -256,7 +300,7 @@ def measure(end: bytes, first_line: int) -> Silence | None:
     progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
     quiet: list[tuple[int, int, float]] = []  # the last progress line and what followed, in order
     best, at = 0.0, 0
-    for line in _stamped_backwards(end, _Reference(end)):
+    for line in _stamped_backwards(end, _Context(end)):
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
             if len(progress) == 1:
@@ -321,7 +365,7 @@ def steady_end(end: bytes, first_line: int) -> Steady | None:
         return None
     progress: list[tuple[int, int, float]] = []
     stop = None
-    for line in _stamped_backwards(end, _Reference(end)):
+    for line in _stamped_backwards(end, _Context(end)):
         stop = stop or line
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
