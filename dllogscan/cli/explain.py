@@ -53,11 +53,12 @@ def scan_view(source: sources.Source, scanner) -> list[str]:
     """What the scan saw beyond its hits: what cadence.py measures at the end of the source,
     whether or not the verdict used it, and whether it read Unicode blanks as spaces
     (``normalize/blanks.py``)."""
-    from ..correlate.cadence import measure
+    from ..correlate.cadence import timing
 
     out, _ = pipeline.scan_source(source, scanner)
-    silence = measure(out.end, out.end_line) if out is not None else None
-    lines = [f"timing: {silence.describe()}" if silence else "timing: no silence after timestamped progress lines"]
+    silence, two_zones = timing(out.end, out.end_line) if out is not None else (None, None)
+    shown = silence or two_zones
+    lines = [f"timing: {shown.describe()}" if shown else "timing: no silence after timestamped progress lines"]
     if out is not None and out.folded:
         lines.append("normalize: some lines hold no-break, zero-width or other Unicode blank characters; they were "
                      "read as spaces, and the hits above show them so (the file's bytes differ: grep it for a "

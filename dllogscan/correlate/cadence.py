@@ -13,15 +13,23 @@ Rules:
   logging format), ``MM/DD/YY`` (rich), ``[MM/DD HH:MM:SS`` (detectron2), ``Mon DD HH:MM:SS``
   (syslog, journalctl, ``dmesg -T``) and glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL
   lines); a stamp with no year takes the year that puts it nearest the last stamp of the end that
-  has one (the Slurm line), else 2000; time zones are ignored (one file, one clock);
+  has one (the Slurm line), else 2000;
 - the ``NN/NN`` form's order is decided once for the end (``_Context.day_first``): day first where
   one of its stamps has a first number over 12, month first where one has a second number over 12,
   else the reading under which its dates run forward and span the least (``11/12`` then ``12/12``
   is one night in DD/MM, not a month in MM/DD; a tie reads month first); where both numbers are
   over 12 somewhere (two layouts), each stamp is read alone, day first only where it must be;
+- a stamp followed by a zone (``Z``, ``+05:30``, ``-0800``, `` UTC``, after any fraction of a
+  second) is read in UTC; one without is local time, whose offset the log does not say (UTC-12 h
+  to UTC+14 h). A step between two stamps with a zone, or two without, is exact; a step from one
+  to the other is only known to lie in a 26 h range (``_gap``): it counts as a silence only where
+  its least is long enough (then ``Silence.at_least``), never as a steady end, and a stretch that
+  could be a silence but is not sure to be one is reported as ``TwoZones`` (Z-stamped steps and
+  Slurm's local ``CANCELLED AT``: neither a hang nor a job at work can be told);
 - a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
 - the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
-  (the end is read backwards from its last line, and no further than that);
+  (the end is read backwards from its last line, and no further than that), steps between a
+  stamp with a zone and one without left out;
 - a run is steady to its end (``Steady``) where the last timestamped line comes within
   ``STEADY_RATIO`` cadences (or ``STEADY_MIN_S``) of the last progress line: a Slurm time-limit
   kill then found a job still at work, not a hang;
@@ -35,6 +43,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
@@ -43,6 +52,9 @@ from ..normalize import lines as normalize
 from .candidates import PROGRESS_RE
 
 PROGRESS_B = re.compile(PROGRESS_RE.pattern.encode(), re.IGNORECASE)
+#: a timestamped line: where it starts and ends, its time (seconds since 1970, in UTC where its
+#: stamp names a zone) and whether it does
+Stamped = tuple[int, int, float, bool]
 #: a stamp: ISO (groups 1-6), then month/day[/year] (7-12), syslog's month name (13-17) and glog's
 #: letter and month-day (18-22). Every form holds ``HH:MM:SS``; the ISO one comes first, as the one
 #: most logs print
@@ -57,6 +69,12 @@ NO_YEAR = 2000  # a leap year, for a Feb 29 stamp, where no stamp of the end nam
 #: the ``NN/NN`` form, from the slash after its first number (a literal first: the engine skips
 #: ahead), for ``_Context.day_first``: the two numbers, the year and where the clock begins
 SLASH_RE = re.compile(rb"/(?<=(?<![\d/])(\d\d)/)(\d\d)(?:/((?:20)?\d\d))?,? (?=\d\d:\d\d:\d\d(?![\d:]))")
+#: a time zone right after a stamp's seconds (past any fraction of a second): ``Z``, ``+05:30``,
+#: ``-0800``, `` UTC``, ``GMT+01:00``
+ZONE_RE = re.compile(rb"(?:[.,]\d{1,9})?(?:Z(?![A-Za-z])| ?(?:UTC|GMT)?([+-])(\d\d):?(\d\d)(?!\d)"
+                     rb"| ?(?:UTC|GMT)(?![\w+-]))")
+#: how far local time may be ahead of UTC (UTC+14 h, Kiribati) and behind it (UTC-12 h)
+EAST_S, WEST_S = 14 * 3600.0, 12 * 3600.0
 #: what every form ends in: its ``:MM:SS``. Searched first, with its literal first, so the engine
 #: skips ahead fast (0.1 ms on 300 KB without a stamp; the forms' alternation alone takes 30 ms),
 #: and each form is tried only in the 16 bytes before such a hit
@@ -101,17 +119,40 @@ class Silence:
     #: whether anything after the last progress line says the run was stopped from outside or
     #: failed (``STOPPED_B``); a quiet stretch the program itself ended and finished after is no hang
     stopped: bool = True
+    #: the silence runs from a stamp with a zone to one without (or back): ``seconds`` is the least
+    #: it can be, whatever the local time's offset
+    at_least: bool = False
 
     def describe(self) -> str:
         where = "after it" if self.quiet_from == self.last_line else f"from line {self.quiet_from}"
+        zones = " (one of its ends is in UTC, the other in local time)" if self.at_least else ""
         return (f"progress every {duration(self.cadence)} (median of the last {self.progress_lines} timestamped "
                 f"progress lines) "
-                f"up to line {self.last_line}, then no output for {duration(self.seconds)} {where} "
-                f"until line {self.end_line}")
+                f"up to line {self.last_line}, then no output for {self._silence()} {where} "
+                f"until line {self.end_line}{zones}")
 
     def facts(self) -> dict[str, str]:
-        return {"silence": duration(self.seconds), "cadence": duration(self.cadence),
+        return {"silence": self._silence(), "cadence": duration(self.cadence),
                 "last_progress_line": str(self.last_line)}
+
+    def _silence(self) -> str:
+        return ("at least " if self.at_least else "") + duration(self.seconds)
+
+
+@dataclass(frozen=True)
+class TwoZones:
+    """A quiet stretch after the last progress line that may be a silence, from a stamp with a
+    time zone (UTC) to one without (local time, at an offset the log does not say), or back: it
+    could not be measured, so it says neither that the run hung nor that it was at work."""
+
+    last_line: int
+    zoned_line: int
+    local_line: int
+
+    def describe(self) -> str:
+        return (f"the times are in two zones: line {self.zoned_line} is stamped in UTC, line {self.local_line} in "
+                f"local time with no zone, so the silence after the last progress line (line {self.last_line}) "
+                "could not be measured: the timing shows neither a hang nor a job still at work")
 
 
 def duration(seconds: float) -> str:
@@ -188,6 +229,20 @@ def _time(m: "re.Match[bytes]", context: "_Context | None" = None) -> float | No
     return min((_seconds(y, mo, d, h, mi, s) for y in (ref[0] - 1, ref[0], ref[0] + 1)), key=lambda t: abs(t - ref[1]))
 
 
+def _offset(end: bytes, at: int) -> float | None:
+    """The UTC offset (seconds east) of a zone written right after a stamp that ends at ``at``;
+    None where there is none."""
+    zone = ZONE_RE.match(end, at)
+    if zone is None:
+        return None
+    sign, h, mi = zone.groups()
+    if sign is None:
+        return 0.0
+    if int(h) > 14 or int(mi) > 59:
+        return None
+    return (int(h) * 3600 + int(mi) * 60) * (-1.0 if sign == b"-" else 1.0)
+
+
 class _Context:
     """What the stamps of one end share, each found once, when a stamp first asks for it (searches
     with a literal first: a log whose stamps never ask costs nothing)."""
@@ -243,8 +298,9 @@ def _order(dates: list[tuple[bytes, bytes, bytes | None]], day_first: bool) -> t
     return (back, max(days) - min(days) if days else 0.0)
 
 
-def _stamped_backwards(end: bytes, context: _Context | None = None):
-    """(line start, line end, time) of each timestamped line, last line first. The stamps are
+def _stamped_backwards(end: bytes, context: _Context | None = None) -> Iterator[Stamped]:
+    """(line start, line end, time, whether in UTC) of each timestamped line (``Stamped``), last
+    line first; a stamp with a zone is read in UTC (``_offset``). The stamps are
     found by the regex engine over windows growing back from the end (2 KB, 16 KB, 64 KB, all), so the
     Python work grows with the lines the caller visits, not with the bytes kept."""
     hi = len(end)
@@ -259,8 +315,9 @@ def _stamped_backwards(end: bytes, context: _Context | None = None):
             return
 
 
-def _window_backwards(end: bytes, lo: int, hi: int, context: _Context | None = None):
-    line_start, first = -1, None
+def _window_backwards(end: bytes, lo: int, hi: int, context: _Context | None = None) -> Iterator[Stamped]:
+    line_start: int = -1
+    first: Stamped | None = None
     for m in reversed(list(_stamps(end, lo, hi))):
         start = end.rfind(b"\n", 0, m.start()) + 1
         if start != line_start and first is not None:
@@ -270,19 +327,32 @@ def _window_backwards(end: bytes, lo: int, hi: int, context: _Context | None = N
         t = _time(m, context)
         if t is not None:  # the line's first valid stamp wins
             stop = end.find(b"\n", m.end())
-            first = (start, len(end) if stop == -1 else stop, t)
+            offset = _offset(end, m.end())
+            first = (start, len(end) if stop == -1 else stop, t if offset is None else t - offset, offset is not None)
     if first is not None:
         yield first
 
 
-def _longest_gap(quiet: list[tuple[int, int, float]]) -> tuple[float, int]:
-    """The longest step between consecutive stamped lines (seconds) and where it starts."""
-    best, at = 0.0, 0
+def _gap(a: Stamped, b: Stamped) -> tuple[float, float]:
+    """The least and the most seconds from line ``a`` to line ``b``: one figure where both stamps
+    are in UTC or neither is; else every offset the local one may have (UTC-12 h to UTC+14 h)."""
+    step = b[2] - a[2]
+    if a[3] == b[3]:
+        return step, step
+    return (step - WEST_S, step + EAST_S) if b[3] else (step - EAST_S, step + WEST_S)
+
+
+def _longest_gap(quiet: list[Stamped]) -> tuple[float, int, float, int]:
+    """The longest step between consecutive stamped lines that is sure (its least, in seconds) and
+    where it starts; the longest one may be (its most: longer only across two zones) and where."""
+    best, at, most, most_at = 0.0, 0, 0.0, 0
     for k in range(len(quiet) - 1):
-        gap = quiet[k + 1][2] - quiet[k][2]
-        if gap > best:
-            best, at = gap, k
-    return best, at
+        least, longest = _gap(quiet[k], quiet[k + 1])
+        if least > best:
+            best, at = least, k
+        if longest > most:
+            most, most_at = longest, k
+    return best, at, most, most_at
 
 
 def _too_few_stamps(end: bytes) -> bool:
@@ -294,12 +364,19 @@ def _too_few_stamps(end: bytes) -> bool:
 def measure(end: bytes, first_line: int) -> Silence | None:
     """The silence after the last timestamped progress line in ``end`` (the raw end of the input,
     whose first line is number ``first_line``), or None when there is none worth citing."""
+    return timing(end, first_line)[0]
+
+
+def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None]:
+    """``measure``'s silence, or, where none is sure but a step between stamps in two zones could be
+    one, that stretch (``TwoZones``); (None, None) when there is nothing worth citing."""
     if _too_few_stamps(end):
-        return None
-    after: list[tuple[int, int, float]] = []  # stamped lines after the last progress line, last first
-    progress: list[tuple[int, int, float]] = []  # the last CADENCE_LINES progress lines, last first
-    quiet: list[tuple[int, int, float]] = []  # the last progress line and what followed, in order
-    best, at = 0.0, 0
+        return None, None
+    after: list[Stamped] = []  # stamped lines after the last progress line, last first
+    progress: list[Stamped] = []  # the last CADENCE_LINES progress lines, last first
+    quiet: list[Stamped] = []  # the last progress line and what followed, in order
+    best = most = 0.0
+    at = most_at = 0
     for line in _stamped_backwards(end, _Context(end)):
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
@@ -307,37 +384,44 @@ def measure(end: bytes, first_line: int) -> Silence | None:
                 # the silence is fixed by now (the cadence can only rule it out): most logs end
                 # in progress or in a short pause, and need no more lines than this
                 quiet = [line] + after[::-1]
-                best, at = _longest_gap(quiet)
-                if best < MIN_SILENCE_S or best > MAX_SPAN_S:
-                    return None
+                best, at, most, most_at = _longest_gap(quiet)
+                if most < MIN_SILENCE_S or best > MAX_SPAN_S:
+                    return None, None
             if len(progress) == CADENCE_LINES:
                 break
         elif not progress:
             after.append(line)
     if len(progress) < MIN_PROGRESS:
-        return None
+        return None, None
     cadence = _cadence(progress)
-    if best < MIN_RATIO * cadence:
-        return None
+    least = max(MIN_SILENCE_S, MIN_RATIO * cadence)
     number, text = _number(end, first_line), _text(end)
-    last, stop = progress[0], quiet[at + 1]
+    last = progress[0]
+    if best < least:
+        if most < least:
+            return None, None
+        zoned, local = sorted(quiet[most_at:most_at + 2], key=lambda line: not line[3])
+        return None, TwoZones(last_line=number(last), zoned_line=number(zoned), local_line=number(local))
+    stop = quiet[at + 1]
     return Silence(last_line=number(last), last_text=text(last), quiet_from=number(quiet[at]),
                    end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
-                   progress_lines=len(progress), stopped=STOPPED_B.search(end, last[1]) is not None)
+                   progress_lines=len(progress), stopped=STOPPED_B.search(end, last[1]) is not None,
+                   at_least=quiet[at][3] != stop[3]), None
 
 
-def _cadence(progress: list[tuple[int, int, float]]) -> float:
-    """The median step between progress lines (given last first), at least 1 s."""
-    times = [t for _, _, t in reversed(progress)]
-    steps = [b - a for a, b in zip(times, times[1:]) if b >= a]
+def _cadence(progress: list[Stamped]) -> float:
+    """The median step between progress lines (given last first) both stamped in UTC or both not,
+    at least 1 s."""
+    lines = progress[::-1]
+    steps = [b[2] - a[2] for a, b in zip(lines, lines[1:]) if a[3] == b[3] and b[2] >= a[2]]
     return max(_median(steps) if steps else 0.0, 1.0)
 
 
-def _number(end: bytes, first_line: int):
+def _number(end: bytes, first_line: int) -> Callable[[Stamped], int]:
     return lambda line: first_line + end.count(b"\n", 0, line[0])
 
 
-def _text(end: bytes):
+def _text(end: bytes) -> Callable[[Stamped], str]:
     return lambda line: normalize.clean(end[line[0]:line[1]])[:600]
 
 
@@ -360,23 +444,25 @@ class Steady:
 def steady_end(end: bytes, first_line: int) -> Steady | None:
     """``Steady`` where at least ``MIN_PROGRESS`` timestamped progress lines keep a cadence up to
     the last timestamped line of ``end``: no more than ``STEADY_RATIO`` cadences (or
-    ``STEADY_MIN_S``) from the last of them to it; else None (a pause, or nothing to measure)."""
+    ``STEADY_MIN_S``) from the last of them to it, whatever the offset of a stamp in local time
+    (so never from a stamp in UTC to one in local time); else None (a pause, or nothing to measure)."""
     if _too_few_stamps(end):
         return None
-    progress: list[tuple[int, int, float]] = []
+    progress: list[Stamped] = []
     stop = None
     for line in _stamped_backwards(end, _Context(end)):
         stop = stop or line
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
-            if len(progress) == 1 and stop[2] - line[2] > MIN_SILENCE_S:
+            if len(progress) == 1 and _gap(line, stop)[0] > MIN_SILENCE_S:
                 return None
             if len(progress) == CADENCE_LINES:
                 break
     if len(progress) < MIN_PROGRESS or stop is None:
         return None
-    cadence, span = _cadence(progress), stop[2] - progress[0][2]
-    if not 0 <= span <= max(STEADY_RATIO * cadence, STEADY_MIN_S):
+    cadence = _cadence(progress)
+    span, most = _gap(progress[0], stop)
+    if span < 0 or most > max(STEADY_RATIO * cadence, STEADY_MIN_S):
         return None
     return Steady(last_line=_number(end, first_line)(progress[0]), end_line=_number(end, first_line)(stop),
                   end_text=_text(end)(stop), seconds=span, cadence=cadence)

@@ -132,12 +132,13 @@ def assess(out: ScanOutput, scanner: Scanner, notes: list[str] | None = None) ->
     """The signature diagnoses of a scanned source, at every confidence (the silence after its
     last progress line weighed in where timing can matter; a time-limit kill of a job whose
     progress kept its cadence, or a silence the program ended itself, set aside with a note added to
-    ``notes``), and its configuration facts."""
+    ``notes``; a note too where the silence could not be measured, its stamps being in two time
+    zones, and no diagnosis or only a time-limit kill is left), and its configuration facts."""
     weak, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
     if _wants_timing(weak):
-        from ..correlate.cadence import measure, steady_end
+        from ..correlate.cadence import steady_end, timing
 
-        silence = measure(out.end, out.end_line)
+        silence, two_zones = timing(out.end, out.end_line)
         weak = with_silence(weak, silence)
         if silence is not None and not silence.stopped and notes is not None and not any(d.cls == "E" for d in weak):
             notes.append(f"{silence.describe()}; nothing after it says the run was stopped or failed, and "
@@ -147,6 +148,8 @@ def assess(out: ScanOutput, scanner: Scanner, notes: list[str] | None = None) ->
             weak, said = without_steady_kill(weak, steady_end(out.end, out.end_line))
             if notes is not None:
                 notes.extend(said)
+        if two_zones is not None and notes is not None and all(d.cls != "E" or rests_on_kill([d]) for d in weak):
+            notes.append(two_zones.describe())  # no verdict, or one the timing would have weighed
     return weak, facts
 
 

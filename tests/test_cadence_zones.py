@@ -1,0 +1,139 @@
+"""Timing across time zones (cadence.py): stamps with a zone are read in UTC, and a step from one
+to a stamp in local time is only known within the offsets a clock can have (UTC-12 h to +14 h)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+import dllogscan
+from dllogscan.correlate.cadence import _offset, measure, steady_end, timing
+
+T0 = datetime(2026, 12, 1, 12, 0, 0)
+LAST = T0 + timedelta(seconds=2 * 299)  # the last of 300 steps, 2 s apart
+
+
+def steps(stamp: str = "%Y-%m-%dT%H:%M:%SZ", start: datetime = T0, count: int = 300) -> list[str]:
+    """``count`` progress lines 2 s apart from ``start``, each stamped with ``stamp`` (strftime)."""
+    return [f"{start + timedelta(seconds=2 * i):{stamp}} INFO trainer: step {i}/20000 loss=0.5" for i in range(count)]
+
+
+def slurm_kill(local: datetime) -> str:
+    """Slurm's time-limit line, its time in the node's local time, with no zone."""
+    return f"slurmstepd: error: *** JOB 4242 ON node07 CANCELLED AT {local:%Y-%m-%dT%H:%M:%S} DUE TO TIME LIMIT ***"
+
+
+def write(tmp_path, lines: list[str], name: str = "slurm-4242.out"):
+    log = tmp_path / name
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+def verdict(log) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    return [(d.cls, d.subclass, d.signatures, d.facts.get("silence"))
+            for d in dllogscan.scan(log, classifier="off").diagnoses]
+
+
+def two_zones_noted(log) -> bool:
+    return any(n.startswith("the times are in two zones: line 300 is stamped in UTC, line 301 in local time")
+               for n in dllogscan.scan(log, classifier="off").notes)
+
+
+@pytest.mark.parametrize("offset_h", [4, -5, 14])
+def test_a_steady_job_in_utc_killed_in_local_time_is_no_measured_hang(tmp_path, offset_h):
+    """Steps stamped ``Z`` up to Slurm's kill 2 s later, on a node at UTC+4 (UTC-5, UTC+14).
+    Before: the 4 h offset was read as a 4 h silence (E/hang 0.88 with 'silence 4 h'; 14 h at
+    UTC+14). Now the step is not measured: the kill line alone weighs, as after untimed progress
+    (E/hang from E.hang.slurm-time-limit; nothing shows the job was at work either), and a note
+    says why."""
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(seconds=2, hours=offset_h))])
+    end = log.read_bytes()
+    assert measure(end, 1) is None and steady_end(end, 1) is None
+    silence, zones = timing(end, 1)
+    assert silence is None and (zones.last_line, zones.zoned_line, zones.local_line) == (300, 300, 301)
+    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit",), None)]
+    assert two_zones_noted(log)
+
+
+def test_a_steady_job_in_utc_with_no_kill_signature_gives_no_hang(tmp_path):
+    """The same with torchrun's SIGTERM through a logger in local time (UTC+4): no signature
+    counts, so the false 4 h silence was the whole verdict (E/hang 0.6); now nothing, with the note."""
+    stop = LAST + timedelta(seconds=3, hours=4)
+    log = write(tmp_path, steps() + [f"{stop:%Y-%m-%d %H:%M:%S},123 torch.distributed.elastic.agent: Received "
+                                     "Signals.SIGTERM death signal, shutting down workers"], "run.log")
+    assert verdict(log) == []
+    assert two_zones_noted(log)
+
+
+def test_a_real_hang_in_utc_before_slurms_local_kill(tmp_path):
+    """A 3 h 50 min hang on a node at UTC+2. Before: 'silence 5 h 50 min' (the offset added), E
+    0.88. Now the silence is not measured (it might be 2 h or 16 h): E/hang rests on the kill line
+    alone, at its own weight, with the note. A hang longer than any offset can explain (20 h at
+    UTC+1: 21 h local) is still measured, as the least it can be (7 h)."""
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=3, minutes=50) + timedelta(hours=2))])
+    assert measure(log.read_bytes(), 1) is None
+    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit",), None)]
+    assert two_zones_noted(log)
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=21))])
+    s = measure(log.read_bytes(), 1)
+    assert s is not None and s.at_least and s.seconds == 7 * 3600.0 and "at least 7 h" in s.describe()
+    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit", "E.hang.progress-silence"), "at least 7 h")]
+    assert not two_zones_noted(log)
+
+
+def test_a_silence_between_stamps_with_a_zone_is_measured_beside_a_local_kill(tmp_path):
+    """Steps in UTC, a watchdog line in UTC 2 h later, then Slurm's kill in local time (UTC+3)
+    an hour after that. Before: the longest step was the watchdog-to-kill one, 1 h plus the
+    offset (4 h). Now the 2 h between the two UTC stamps is the silence."""
+    watchdog = f"{LAST + timedelta(hours=2):%Y-%m-%dT%H:%M:%SZ} WARNING watchdog: no batch received in 7200 s"
+    log = write(tmp_path, steps() + [watchdog, slurm_kill(LAST + timedelta(hours=3 + 3))])
+    s = measure(log.read_bytes(), 1)
+    assert (s.seconds, s.last_line, s.end_line) == (7200.0, 300, 301) and not s.at_least
+    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit", "E.hang.progress-silence"), "2 h")]
+    assert not two_zones_noted(log)
+
+
+def test_stamps_in_utc_throughout_are_measured_as_before(tmp_path):
+    """Kubernetes CRI lines (``...123456789Z stdout F``) from start to end: a 2 h hang before
+    SIGTERM is 2 h, a run that ends at its cadence is no hang, and no note speaks of zones."""
+    cri = [f"{T0 + timedelta(seconds=2 * i):%Y-%m-%dT%H:%M:%S}.123456789Z stdout F step {i}/20000 loss=0.5"
+           for i in range(300)]
+    hang = write(tmp_path, cri + [f"{LAST + timedelta(hours=2):%Y-%m-%dT%H:%M:%S}.000000001Z stderr F received "
+                                  "SIGTERM, shutting down"], "hang.log")
+    s = measure(hang.read_bytes(), 1)
+    assert (s.seconds, s.cadence, s.last_line, s.end_line) == (7200.0, 2.0, 300, 301)
+    assert verdict(hang) == [("E", "hang", ("E.hang.progress-silence",), "2 h")]
+    done = write(tmp_path, cri + [f"{LAST + timedelta(seconds=2):%Y-%m-%dT%H:%M:%S}.1Z stdout F training finished"],
+                 "ok.log")
+    assert measure(done.read_bytes(), 1) is None and verdict(done) == []
+    assert not any("zone" in n for log in (hang, done) for n in dllogscan.scan(log, classifier="off").notes)
+
+
+def test_stamps_with_other_offsets_are_read_in_utc():
+    """Steps at +05:30 and a kill line in ``Z`` 2 h later: 2 h (before: 2 h less 5 h 30 min, no
+    silence). The same steps end steady at a ``Z`` line 2 s later, and ``-0800`` reads alike."""
+    india = steps("%Y-%m-%dT%H:%M:%S+05:30", start=T0 + timedelta(hours=5, minutes=30))
+    kill = f"{LAST + timedelta(hours=2):%Y-%m-%dT%H:%M:%S}.5Z ERROR received SIGTERM"
+    s = measure(("\n".join(india + [kill]) + "\n").encode(), 1)
+    assert s is not None and (s.seconds, s.at_least) == (7200.0, False)
+    calm = f"{LAST + timedelta(seconds=2):%Y-%m-%dT%H:%M:%S}Z slurmstepd: CANCELLED AT ... DUE TO TIME LIMIT"
+    assert steady_end(("\n".join(india + [calm]) + "\n").encode(), 1).seconds == 2.0
+    pacific = steps("%Y-%m-%d %H:%M:%S -0800", start=T0 - timedelta(hours=8))
+    assert measure(("\n".join(pacific + [kill]) + "\n").encode(), 1).seconds == 7200.0
+
+
+@pytest.mark.parametrize("after, offset", [
+    (b"Z stdout F", 0.0), (b".123456789Z stdout", 0.0), (b"+05:30 INFO", 19800.0), (b"+0530]", 19800.0),
+    (b"-08:00 x", -28800.0), (b",123 -0500 x", -18000.0), (b" UTC 2026", 0.0), (b" GMT+01:00", 3600.0),
+    (b",123 INFO trainer", None), (b" Zeroing grads", None), (b".123456 140233 train.py:88]", None),
+    (b" - INFO - step", None), (b"+1500 x", None), (b"", None),
+])
+def test_what_reads_as_a_zone(after, offset):
+    assert _offset(b"2026-12-01T12:00:00" + after, 19) == offset
+
+
+def test_explain_says_the_silence_could_not_be_measured(tmp_path):
+    from dllogscan.cli.explain import explain
+
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(seconds=2, hours=4))])
+    assert "timing: the times are in two zones: line 300 is stamped in UTC" in explain(str(log), [])
