@@ -1,5 +1,6 @@
-"""Timing across time zones (cadence.py): stamps with a zone are read in UTC, and a step from one
-to a stamp in local time is only known within the offsets a clock can have (UTC-12 h to +14 h)."""
+"""Timing across time zones (cadence.py): stamps with a zone are read in UTC; a step from one to a
+stamp in local time is read on one clock (the local time in the zone the other stamp names) unless
+an offset a clock keeps makes it no gap at all, or the one clock puts the later line first."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -35,17 +36,17 @@ def verdict(log) -> list[tuple[str, str, tuple[str, ...], str | None]]:
 
 
 def two_zones_noted(log) -> bool:
-    return any(n.startswith("the times are in two zones: line 300 is stamped in UTC, line 301 in local time")
+    return any(n.startswith("the times are in two zones: line 300 names its zone, line 301 is in local time")
                for n in dllogscan.scan(log, classifier="off").notes)
 
 
-@pytest.mark.parametrize("offset_h", [4, -5, 14])
+@pytest.mark.parametrize("offset_h", [4, 14, 5.75])
 def test_a_steady_job_in_utc_killed_in_local_time_is_no_measured_hang(tmp_path, offset_h):
-    """Steps stamped ``Z`` up to Slurm's kill 2 s later, on a node at UTC+4 (UTC-5, UTC+14).
-    Before: the 4 h offset was read as a 4 h silence (E/hang 0.88 with 'silence 4 h'; 14 h at
-    UTC+14). Now the step is not measured: the kill line alone weighs, as after untimed progress
-    (E/hang from E.hang.slurm-time-limit; nothing shows the job was at work either), and a note
-    says why."""
+    """Steps stamped ``Z`` up to Slurm's kill 2 s later, on a node at UTC+4 (UTC+14, Nepal's
+    +5:45). Before: the 4 h offset was read as a 4 h silence (E/hang 0.88 with 'silence 4 h'). Now
+    the step, an offset to the second, is not measured: the kill line alone weighs, as after untimed
+    progress (E/hang from E.hang.slurm-time-limit; nothing shows the job was at work either), and a
+    note says why."""
     log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(seconds=2, hours=offset_h))])
     end = log.read_bytes()
     assert measure(end, 1) is None and steady_end(end, 1) is None
@@ -53,6 +54,18 @@ def test_a_steady_job_in_utc_killed_in_local_time_is_no_measured_hang(tmp_path, 
     assert silence is None and (zones.last_line, zones.zoned_line, zones.local_line) == (300, 300, 301)
     assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit",), None)]
     assert two_zones_noted(log)
+
+
+@pytest.mark.parametrize("offset_h", [0, -5])
+def test_a_steady_job_killed_in_local_time_is_steady_where_one_reading_is_possible(tmp_path, offset_h):
+    """On a node in UTC (local time is UTC: containers, many clusters) the step is 2 s on one clock;
+    at UTC-5 the one clock puts the kill 5 h before the last step, and only UTC-5 makes it a step
+    forward: 2 s. Either way the job ran out of time (before, UTC-5 gave E/hang from the kill line)."""
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(seconds=2, hours=offset_h))])
+    end = log.read_bytes()
+    assert measure(end, 1) is None and steady_end(end, 1).seconds == 2.0
+    assert verdict(log) == [] and not two_zones_noted(log)
+    assert any("ran out of time" in n for n in dllogscan.scan(log, classifier="off").notes)
 
 
 def test_a_steady_job_in_utc_with_no_kill_signature_gives_no_hang(tmp_path):
@@ -66,19 +79,20 @@ def test_a_steady_job_in_utc_with_no_kill_signature_gives_no_hang(tmp_path):
 
 
 def test_a_real_hang_in_utc_before_slurms_local_kill(tmp_path):
-    """A 3 h 50 min hang on a node at UTC+2. Before: 'silence 5 h 50 min' (the offset added), E
-    0.88. Now the silence is not measured (it might be 2 h or 16 h): E/hang rests on the kill line
-    alone, at its own weight, with the note. A hang longer than any offset can explain (20 h at
-    UTC+1: 21 h local) is still measured, as the least it can be (7 h)."""
-    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=3, minutes=50) + timedelta(hours=2))])
-    assert measure(log.read_bytes(), 1) is None
-    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit",), None)]
-    assert two_zones_noted(log)
-    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=21))])
-    s = measure(log.read_bytes(), 1)
-    assert s is not None and s.at_least and s.seconds == 7 * 3600.0 and "at least 7 h" in s.describe()
-    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit", "E.hang.progress-silence"), "at least 7 h")]
-    assert not two_zones_noted(log)
+    """A 3 h 50 min hang on a node in UTC: 3 h 50 min on one clock, which no offset makes a step
+    of no gap (3 h 30 min leaves 20 min): the silence counts, read as UTC and said so. On a node at
+    UTC+2 the same hang reads 5 h 50 min (no offset explains it away either): still a hang, its
+    figure on the one clock; a 3 h hang at UTC+1 (4 h 0 min 20 s on one clock: 4 h leaves 20 s)
+    cannot be told from a job at work on a node at UTC+4, and is set aside with the note."""
+    for offset_h, figure in ((0, "3 h 50 min"), (2, "5 h 50 min")):
+        log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=3 + offset_h, minutes=50))])
+        s = measure(log.read_bytes(), 1)
+        assert s is not None and s.zone_assumed == "UTC" and "read as UTC" in s.describe()
+        assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit", "E.hang.progress-silence"), figure)]
+        assert not two_zones_noted(log)
+    log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(hours=4, seconds=20))])
+    assert measure(log.read_bytes(), 1) is None and steady_end(log.read_bytes(), 1) is None
+    assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit",), None)] and two_zones_noted(log)
 
 
 def test_a_silence_between_stamps_with_a_zone_is_measured_beside_a_local_kill(tmp_path):
@@ -88,7 +102,7 @@ def test_a_silence_between_stamps_with_a_zone_is_measured_beside_a_local_kill(tm
     watchdog = f"{LAST + timedelta(hours=2):%Y-%m-%dT%H:%M:%SZ} WARNING watchdog: no batch received in 7200 s"
     log = write(tmp_path, steps() + [watchdog, slurm_kill(LAST + timedelta(hours=3 + 3))])
     s = measure(log.read_bytes(), 1)
-    assert (s.seconds, s.last_line, s.end_line) == (7200.0, 300, 301) and not s.at_least
+    assert (s.seconds, s.last_line, s.end_line) == (7200.0, 300, 301) and s.zone_assumed is None
     assert verdict(log) == [("E", "hang", ("E.hang.slurm-time-limit", "E.hang.progress-silence"), "2 h")]
     assert not two_zones_noted(log)
 
@@ -115,7 +129,7 @@ def test_stamps_with_other_offsets_are_read_in_utc():
     india = steps("%Y-%m-%dT%H:%M:%S+05:30", start=T0 + timedelta(hours=5, minutes=30))
     kill = f"{LAST + timedelta(hours=2):%Y-%m-%dT%H:%M:%S}.5Z ERROR received SIGTERM"
     s = measure(("\n".join(india + [kill]) + "\n").encode(), 1)
-    assert s is not None and (s.seconds, s.at_least) == (7200.0, False)
+    assert s is not None and (s.seconds, s.zone_assumed) == (7200.0, None)
     calm = f"{LAST + timedelta(seconds=2):%Y-%m-%dT%H:%M:%S}Z slurmstepd: CANCELLED AT ... DUE TO TIME LIMIT"
     assert steady_end(("\n".join(india + [calm]) + "\n").encode(), 1).seconds == 2.0
     pacific = steps("%Y-%m-%d %H:%M:%S -0800", start=T0 - timedelta(hours=8))
@@ -136,4 +150,16 @@ def test_explain_says_the_silence_could_not_be_measured(tmp_path):
     from dllogscan.cli.explain import explain
 
     log = write(tmp_path, steps() + [slurm_kill(LAST + timedelta(seconds=2, hours=4))])
-    assert "timing: the times are in two zones: line 300 is stamped in UTC" in explain(str(log), [])
+    assert "timing: the times are in two zones: line 300 names its zone" in explain(str(log), [])
+
+
+def test_one_clock_is_the_zone_the_other_stamp_names():
+    """Steps at +05:30 and Slurm's kill in local time: one machine wrote both, so the local time is
+    read at +05:30. 2 s later is a steady end; 2 h 10 min later a silence, said to be read so."""
+    india = steps("%Y-%m-%dT%H:%M:%S+05:30", start=T0 + timedelta(hours=5, minutes=30))
+    local_last = LAST + timedelta(hours=5, minutes=30)
+    calm = ("\n".join(india + [slurm_kill(local_last + timedelta(seconds=2))]) + "\n").encode()
+    assert steady_end(calm, 1).seconds == 2.0 and timing(calm, 1) == (None, None)
+    late = ("\n".join(india + [slurm_kill(local_last + timedelta(hours=2, minutes=10))]) + "\n").encode()
+    s = measure(late, 1)
+    assert s.seconds == 7800.0 and s.zone_assumed == "UTC+05:30" and "read as UTC+05:30" in s.describe()

@@ -20,12 +20,15 @@ Rules:
   is one night in DD/MM, not a month in MM/DD; a tie reads month first); where both numbers are
   over 12 somewhere (two layouts), each stamp is read alone, day first only where it must be;
 - a stamp followed by a zone (``Z``, ``+05:30``, ``-0800``, `` UTC``, after any fraction of a
-  second) is read in UTC; one without is local time, whose offset the log does not say (UTC-12 h
-  to UTC+14 h). A step between two stamps with a zone, or two without, is exact; a step from one
-  to the other is only known to lie in a 26 h range (``_gap``): it counts as a silence only where
-  its least is long enough (then ``Silence.at_least``), never as a steady end, and a stretch that
-  could be a silence but is not sure to be one is reported as ``TwoZones`` (Z-stamped steps and
-  Slurm's local ``CANCELLED AT``: neither a hang nor a job at work can be told);
+  second) is read in UTC; one without is local time, whose offset the log does not say. A step
+  between two stamps with a zone, or two without, is exact. A step from one to the other
+  (``_reading``) is read on one clock, the local time taken to be in the zone the other stamp was
+  written in (one machine writes both; ``Z`` is UTC: containers and many clusters keep it), and
+  such a silence says so (``Silence.zone_assumed``); unless another offset a clock keeps
+  (``OFFSETS_S``) makes the step no gap at all (Z-stamped steps 2 s apart, then Slurm's local
+  ``CANCELLED AT`` exactly 4 h 0 min 2 s later: a node at UTC+4, not a hang of 4 h to the second),
+  or the one clock puts the later line first (then that offset, where one makes it no gap). What
+  cannot be told is reported as ``TwoZones``, neither a hang nor a job at work;
 - a progress line is one ``PROGRESS_RE`` matches (a tqdm bar, ``step 12``, ``epoch 3``, ``loss=``);
 - the cadence is the median step between the last ``CADENCE_LINES`` timestamped progress lines
   (the end is read backwards from its last line, and no further than that), steps between a
@@ -52,9 +55,9 @@ from ..normalize import lines as normalize
 from .candidates import PROGRESS_RE
 
 PROGRESS_B = re.compile(PROGRESS_RE.pattern.encode(), re.IGNORECASE)
-#: a timestamped line: where it starts and ends, its time (seconds since 1970, in UTC where its
-#: stamp names a zone) and whether it does
-Stamped = tuple[int, int, float, bool]
+#: a timestamped line: where it starts and ends, its time (seconds since 1970: in UTC where its
+#: stamp names a zone, else as written) and the offset its stamp names (seconds east; None for none)
+Stamped = tuple[int, int, float, "float | None"]
 #: a stamp: ISO (groups 1-6), then month/day[/year] (7-12), syslog's month name (13-17) and glog's
 #: letter and month-day (18-22). Every form holds ``HH:MM:SS``; the ISO one comes first, as the one
 #: most logs print
@@ -73,8 +76,14 @@ SLASH_RE = re.compile(rb"/(?<=(?<![\d/])(\d\d)/)(\d\d)(?:/((?:20)?\d\d))?,? (?=\
 #: ``-0800``, `` UTC``, ``GMT+01:00``
 ZONE_RE = re.compile(rb"(?:[.,]\d{1,9})?(?:Z(?![A-Za-z])| ?(?:UTC|GMT)?([+-])(\d\d):?(\d\d)(?!\d)"
                      rb"| ?(?:UTC|GMT)(?![\w+-]))")
-#: how far local time may be ahead of UTC (UTC+14 h, Kiribati) and behind it (UTC-12 h)
-EAST_S, WEST_S = 14 * 3600.0, 12 * 3600.0
+#: the offsets from UTC that clocks keep, in seconds east: every whole hour from UTC-12 h to UTC+14 h,
+#: and the half and three-quarter hours some regions keep (Marquesas -9:30, Newfoundland -3:30,
+#: Iran +3:30, Afghanistan +4:30, India +5:30, Nepal +5:45, Myanmar +6:30, Eucla +8:45, central
+#: Australia +9:30 and +10:30, Chatham +12:45 and +13:45)
+OFFSETS_S = tuple(sorted({h * 3600.0 for h in range(-12, 15)}
+                         | {m * 60.0 for m in (-570, -210, 210, 270, 330, 345, 390, 525, 570, 630, 765, 825)}))
+#: a step this far back in time is the stamps' cut fractions of a second, not a line written first
+BACKWARDS_S = 1.0
 #: what every form ends in: its ``:MM:SS``. Searched first, with its literal first, so the engine
 #: skips ahead fast (0.1 ms on 300 KB without a stamp; the forms' alternation alone takes 30 ms),
 #: and each form is tried only in the 16 bytes before such a hit
@@ -119,13 +128,14 @@ class Silence:
     #: whether anything after the last progress line says the run was stopped from outside or
     #: failed (``STOPPED_B``); a quiet stretch the program itself ended and finished after is no hang
     stopped: bool = True
-    #: the silence runs from a stamp with a zone to one without (or back): ``seconds`` is the least
-    #: it can be, whatever the local time's offset
-    at_least: bool = False
+    #: the silence runs from a stamp with a zone to one without (or back), read on one clock: the
+    #: zone the other stamp names (``_reading``), given here as ``UTC`` or ``UTC+05:30``
+    zone_assumed: str | None = None
 
     def describe(self) -> str:
         where = "after it" if self.quiet_from == self.last_line else f"from line {self.quiet_from}"
-        zones = " (one of its ends is in UTC, the other in local time)" if self.at_least else ""
+        zones = (f" (one of its ends has no time zone: read as {self.zone_assumed}, like the other)"
+                 if self.zone_assumed else "")
         return (f"progress every {duration(self.cadence)} (median of the last {self.progress_lines} timestamped "
                 f"progress lines) "
                 f"up to line {self.last_line}, then no output for {self._silence()} {where} "
@@ -136,23 +146,25 @@ class Silence:
                 "last_progress_line": str(self.last_line)}
 
     def _silence(self) -> str:
-        return ("at least " if self.at_least else "") + duration(self.seconds)
+        return duration(self.seconds)
 
 
 @dataclass(frozen=True)
 class TwoZones:
     """A quiet stretch after the last progress line that may be a silence, from a stamp with a
-    time zone (UTC) to one without (local time, at an offset the log does not say), or back: it
-    could not be measured, so it says neither that the run hung nor that it was at work."""
+    time zone to one without (local time, at an offset the log does not say), or back, whose length
+    is an offset a clock keeps (``_reading``): it could not be measured, so it says neither that
+    the run hung nor that it was at work."""
 
     last_line: int
     zoned_line: int
     local_line: int
 
     def describe(self) -> str:
-        return (f"the times are in two zones: line {self.zoned_line} is stamped in UTC, line {self.local_line} in "
-                f"local time with no zone, so the silence after the last progress line (line {self.last_line}) "
-                "could not be measured: the timing shows neither a hang nor a job still at work")
+        return (f"the times are in two zones: line {self.zoned_line} names its zone, line {self.local_line} is in "
+                "local time with no zone, and the step between them is as long as a zone's offset from UTC, so the "
+                f"silence after the last progress line (line {self.last_line}) could not be measured: the timing "
+                "shows neither a hang nor a job still at work")
 
 
 def duration(seconds: float) -> str:
@@ -328,31 +340,43 @@ def _window_backwards(end: bytes, lo: int, hi: int, context: _Context | None = N
         if t is not None:  # the line's first valid stamp wins
             stop = end.find(b"\n", m.end())
             offset = _offset(end, m.end())
-            first = (start, len(end) if stop == -1 else stop, t if offset is None else t - offset, offset is not None)
+            first = (start, len(end) if stop == -1 else stop, t if offset is None else t - offset, offset)
     if first is not None:
         yield first
 
 
-def _gap(a: Stamped, b: Stamped) -> tuple[float, float]:
-    """The least and the most seconds from line ``a`` to line ``b``: one figure where both stamps
-    are in UTC or neither is; else every offset the local one may have (UTC-12 h to UTC+14 h)."""
+def _readings(a: Stamped, b: Stamped) -> tuple[float, ...]:
+    """The seconds from line ``a`` to line ``b``: one figure where both stamps name a zone or neither
+    does. From one to the other, where the local one's offset is unknown: first the figure on one
+    clock (the local time in the zone the other stamp names), then one for each of ``OFFSETS_S``."""
     step = b[2] - a[2]
-    if a[3] == b[3]:
-        return step, step
-    return (step - WEST_S, step + EAST_S) if b[3] else (step - EAST_S, step + WEST_S)
+    if (a[3] is None) == (b[3] is None):
+        return (step,)
+    sign, own = (-1.0, a[3]) if b[3] is None else (1.0, b[3])  # local b: b - offset; local a: a - offset
+    return (step + sign * own,) + tuple(step + sign * offset for offset in OFFSETS_S)  # type: ignore[operator]
 
 
-def _longest_gap(quiet: list[Stamped]) -> tuple[float, int, float, int]:
-    """The longest step between consecutive stamped lines that is sure (its least, in seconds) and
-    where it starts; the longest one may be (its most: longer only across two zones) and where."""
-    best, at, most, most_at = 0.0, 0, 0.0, 0
-    for k in range(len(quiet) - 1):
-        least, longest = _gap(quiet[k], quiet[k + 1])
-        if least > best:
-            best, at = least, k
-        if longest > most:
-            most, most_at = longest, k
-    return best, at, most, most_at
+def _reading(a: Stamped, b: Stamped, calm_s: float) -> float | None:
+    """The seconds from ``a`` to ``b`` to go by (``_readings``): across two zones the one clock's,
+    unless another offset makes the step no gap (within ``calm_s``) while the one clock makes it
+    one, a coincidence no hang is likely to land on (None: it cannot be told), or the one clock puts
+    ``b`` first (then the no-gap reading where an offset gives one, else None)."""
+    readings = _readings(a, b)
+    clock = readings[0]
+    if len(readings) == 1 or -BACKWARDS_S <= clock <= calm_s:
+        return clock
+    calm = next((r for r in readings[1:] if -BACKWARDS_S <= r <= calm_s), None)
+    if clock > 0:
+        return None if calm is not None else clock
+    return calm
+
+
+def _zone_name(line: Stamped) -> str:
+    offset = line[3] or 0.0
+    if not offset:
+        return "UTC"
+    minutes = int(abs(offset)) // 60
+    return f"UTC{'+' if offset > 0 else '-'}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def _too_few_stamps(end: bytes) -> bool:
@@ -375,17 +399,16 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
     after: list[Stamped] = []  # stamped lines after the last progress line, last first
     progress: list[Stamped] = []  # the last CADENCE_LINES progress lines, last first
     quiet: list[Stamped] = []  # the last progress line and what followed, in order
-    best = most = 0.0
-    at = most_at = 0
     for line in _stamped_backwards(end, _Context(end)):
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
             if len(progress) == 1:
-                # the silence is fixed by now (the cadence can only rule it out): most logs end
-                # in progress or in a short pause, and need no more lines than this
+                # the silence can be no longer by now (the cadence can only rule it out): most logs
+                # end in progress or in a short pause, and need no more lines than this
                 quiet = [line] + after[::-1]
-                best, at, most, most_at = _longest_gap(quiet)
-                if most < MIN_SILENCE_S or best > MAX_SPAN_S:
+                steps = [_readings(a, b) for a, b in zip(quiet, quiet[1:])]
+                if max((max(r) for r in steps), default=0.0) < MIN_SILENCE_S or max(
+                        (r[0] for r in steps), default=0.0) > MAX_SPAN_S:
                     return None, None
             if len(progress) == CADENCE_LINES:
                 break
@@ -394,26 +417,34 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
     if len(progress) < MIN_PROGRESS:
         return None, None
     cadence = _cadence(progress)
-    least = max(MIN_SILENCE_S, MIN_RATIO * cadence)
+    least, calm = max(MIN_SILENCE_S, MIN_RATIO * cadence), max(STEADY_RATIO * cadence, STEADY_MIN_S)
+    best, at, untold = 0.0, 0, None
+    for k, (a, b) in enumerate(zip(quiet, quiet[1:])):
+        seconds = _reading(a, b, calm)
+        if seconds is None:
+            untold = untold if untold is not None or max(_readings(a, b)) < least else k
+        elif seconds > best:
+            best, at = seconds, k
     number, text = _number(end, first_line), _text(end)
     last = progress[0]
     if best < least:
-        if most < least:
+        if untold is None:
             return None, None
-        zoned, local = sorted(quiet[most_at:most_at + 2], key=lambda line: not line[3])
+        zoned, local = sorted(quiet[untold:untold + 2], key=lambda line: line[3] is None)
         return None, TwoZones(last_line=number(last), zoned_line=number(zoned), local_line=number(local))
-    stop = quiet[at + 1]
-    return Silence(last_line=number(last), last_text=text(last), quiet_from=number(quiet[at]),
+    start, stop = quiet[at], quiet[at + 1]
+    crossed = (start[3] is None) != (stop[3] is None)
+    return Silence(last_line=number(last), last_text=text(last), quiet_from=number(start),
                    end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
                    progress_lines=len(progress), stopped=STOPPED_B.search(end, last[1]) is not None,
-                   at_least=quiet[at][3] != stop[3]), None
+                   zone_assumed=_zone_name(start if start[3] is not None else stop) if crossed else None), None
 
 
 def _cadence(progress: list[Stamped]) -> float:
-    """The median step between progress lines (given last first) both stamped in UTC or both not,
-    at least 1 s."""
+    """The median step between progress lines (given last first) both stamped with a zone or both
+    not, at least 1 s."""
     lines = progress[::-1]
-    steps = [b[2] - a[2] for a, b in zip(lines, lines[1:]) if a[3] == b[3] and b[2] >= a[2]]
+    steps = [b[2] - a[2] for a, b in zip(lines, lines[1:]) if (a[3] is None) == (b[3] is None) and b[2] >= a[2]]
     return max(_median(steps) if steps else 0.0, 1.0)
 
 
@@ -444,8 +475,8 @@ class Steady:
 def steady_end(end: bytes, first_line: int) -> Steady | None:
     """``Steady`` where at least ``MIN_PROGRESS`` timestamped progress lines keep a cadence up to
     the last timestamped line of ``end``: no more than ``STEADY_RATIO`` cadences (or
-    ``STEADY_MIN_S``) from the last of them to it, whatever the offset of a stamp in local time
-    (so never from a stamp in UTC to one in local time); else None (a pause, or nothing to measure)."""
+    ``STEADY_MIN_S``) from the last of them to it (across two zones as ``_reading`` reads the step);
+    else None (a pause, or nothing to measure)."""
     if _too_few_stamps(end):
         return None
     progress: list[Stamped] = []
@@ -454,15 +485,17 @@ def steady_end(end: bytes, first_line: int) -> Steady | None:
         stop = stop or line
         if PROGRESS_B.search(end, line[0], line[1]):
             progress.append(line)
-            if len(progress) == 1 and _gap(line, stop)[0] > MIN_SILENCE_S:
+            if len(progress) == 1 and min(_readings(line, stop)) > MIN_SILENCE_S:
                 return None
             if len(progress) == CADENCE_LINES:
                 break
     if len(progress) < MIN_PROGRESS or stop is None:
         return None
     cadence = _cadence(progress)
-    span, most = _gap(progress[0], stop)
-    if span < 0 or most > max(STEADY_RATIO * cadence, STEADY_MIN_S):
+    calm = max(STEADY_RATIO * cadence, STEADY_MIN_S)
+    span = _reading(progress[0], stop, calm)
+    if span is None or not -BACKWARDS_S <= span <= calm:
         return None
+    span = max(span, 0.0)
     return Steady(last_line=_number(end, first_line)(progress[0]), end_line=_number(end, first_line)(stop),
                   end_text=_text(end)(stop), seconds=span, cadence=cadence)
