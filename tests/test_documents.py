@@ -197,3 +197,111 @@ def test_the_tools_own_part_headers_are_neither_read_nor_cited():
         assert HEADER.fullmatch(header(label, author))
     lines = [(1, "--- comment 2 by bob ---"), (2, "RuntimeError: x"), (3, "--- not a header ---")]
     assert own_words(lines) == lines[1:]
+
+
+BUS_LINE = "RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error."
+
+
+def gh_comment(login: str, day: int, body: str) -> dict:
+    """A comment as ``gh api repos/O/R/issues/N/comments`` lists it."""
+    return {"url": f"https://api.github.com/repos/o/r/issues/comments/{day}", "id": day,
+            "user": {"login": login, "id": day, "type": "User"}, "created_at": f"2023-07-{day}T10:00:00Z",
+            "author_association": "NONE", "body": body, "reactions": {"total_count": 0}}
+
+
+def test_arrays_of_thread_parts_read_like_the_single_object_forms(mini_scanner):
+    """``gh api .../issues/N/comments`` (an array of comments), GitLab's ``/notes`` (newest first,
+    system notes among them), a Discourse post list and ``gh issue list --json`` are threads: each
+    element a part under its header, oldest first, like ``gh issue view --json`` or a topic."""
+    comments = [gh_comment("op", 28, "It crashes."), gh_comment("maint", 29, "Full log?"),
+                gh_comment("op", 30, f"```\nstep 10\n{BUS_LINE}\n```")]
+    data = json.dumps(comments, indent=2).encode()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "github-comment-list" and '"url"' not in text
+    assert text.startswith("--- comment 1 by op ---\nIt crashes.\n")
+    assert "--- comment 3 by op ---\n```\nstep 10\n" + BUS_LINE in text
+    r = run(data, mini_scanner)
+    assert r.document == "github-comment-list" and r.diagnoses[0].cls == "A"
+    assert r.diagnoses[0].evidence[0].line == line_of(text, "killed by signal")
+    # the REST issue object in front of its comments reads as ``gh issue view --json`` does
+    issue = {"title": "Loader dies", "user": {"login": "op"}, "comments": 2, "body": "It crashes.",
+             "created_at": "2023-07-27T10:00:00Z"}
+    viewed = {"title": "Loader dies", "author": {"login": "op"}, "body": "It crashes.",
+              "comments": [{**c, "author": c["user"]} for c in comments]}
+    assert flatten_bytes(json.dumps([issue, *comments]).encode())[0] == flatten_bytes(json.dumps(viewed).encode())[0]
+
+    notes = [{"id": 3, "body": BUS_LINE, "author": {"username": "op"}, "system": False, "noteable_type": "Issue",
+              "created_at": "2023-07-30T10:00:00.000Z"},
+             {"id": 2, "body": "changed the description", "author": {"username": "bot"}, "system": True,
+              "noteable_type": "Issue", "created_at": "2023-07-29T10:00:00.000Z"},
+             {"id": 1, "body": "Any log?", "author": {"username": "maint"}, "system": False, "noteable_type": "Issue",
+              "created_at": "2023-07-28T10:00:00.000Z"}]
+    flat, kind = flatten_bytes(json.dumps(notes).encode())
+    assert (kind, flat.decode()) == ("gitlab-note-list", "--- note 1 by maint ---\nAny log?\n\n"
+                                                         f"--- note 2 by op ---\n{BUS_LINE}\n")
+
+    posts = [{"id": 12, "post_number": 2, "username": "maint", "created_at": "2023-07-29T10:00:00.000Z",
+              "cooked": f"<pre><code class=\"lang-auto\">{BUS_LINE}\n</code></pre>"},
+             {"id": 11, "post_number": 1, "username": "op", "created_at": "2023-07-28T10:00:00.000Z",
+              "cooked": "<p>It &amp; the loader crash.</p>"}]
+    flat, kind = flatten_bytes(json.dumps(posts).encode())
+    assert (kind, flat.decode()) == ("discourse-post-list", f"--- post 1 by op ---\nIt & the loader crash.\n\n"
+                                                        f"--- post 2 by maint ---\n{BUS_LINE}\n")
+
+    listed = [{"number": 8, "title": "Loader dies", "body": BUS_LINE}, {"number": 7, "title": "Docs typo", "body": "x"}]
+    flat, kind = flatten_bytes(json.dumps(listed).encode())
+    assert kind == "github-issue-list"
+    assert flat.decode() == f"# Loader dies\n\n--- issue ---\n{BUS_LINE}\n\n# Docs typo\n\n--- issue ---\nx\n"
+
+
+def test_paginated_arrays_are_one_thread():
+    """``gh api --paginate`` writes one array a page (``[...][...]``); with ``--slurp``, an array
+    of the pages (``[[...],[...]]``): both are the comments in order."""
+    pages = [[gh_comment("op", 28, "first")], [gh_comment("maint", 29, "second")]]
+    expected = "--- comment 1 by op ---\nfirst\n\n--- comment 2 by maint ---\nsecond\n"
+    for data in ("".join(json.dumps(p) for p in pages), "\n".join(json.dumps(p, indent=2) for p in pages),
+                 json.dumps(pages)):
+        assert flatten_bytes(data.encode()) == (expected.encode(), "github-comment-list"), data
+
+
+@pytest.mark.parametrize("data", [
+    b"[1, 2, 3]",
+    b'["a", "b"]',
+    b"[]",
+    b'[{"level": "info", "msg": "step 1"}, {"level": "error", "msg": "x"}]',  # an array of log records
+    b'[{"body": "no author"}]',
+    b'[{"body": "x", "user": {"login": "op"}}, 5]',  # one element is no part of a thread
+    b'[{"body": "x", "user": {"login": "op"}}, {"ts": 1}]',
+    b'[{"body": "x", "user": {"login": "op"}}',  # cut short
+    b'[{"body": "x", "user": {"login": "op"}}] trailing',
+    b'[{"body": "x", "system": true, "author": {"username": "bot"}}]',  # nothing but system notes
+    b'[{"ts": 1, "msg": "a"}]\n[{"ts": 2, "msg": "b"}]\n',  # JSON lines whose lines are arrays
+    b"[rank0]: RuntimeError: DataLoader worker (pid 5) is killed by signal: Bus error.\n",
+    b"[2024-01-01 10:00:00] INFO step 1\n[2024-01-01 10:00:01] INFO step 2\n",
+])
+def test_arrays_of_other_things_stay_text(data):
+    assert flatten_bytes(data) == (data, None)
+
+
+@pytest.mark.timeout(30)
+def test_hostile_arrays_are_bounded():
+    """An array nested past the decoder's depth, or megabytes of elements that are no part of a
+    thread, is read as text: the first element decides (no parse of the rest), nothing raises."""
+    import time
+    import tracemalloc
+
+    deep = b'[{"body": ' + b"[" * 200_000 + b"]" * 200_000 + b', "user": {}}]'
+    assert flatten_bytes(deep) == (deep, None)
+    assert flatten_bytes(b"[[" + b"[" * 200_000) == (b"[[" + b"[" * 200_000, None)
+    records = b"[" + b",".join([b'{"ts": 1, "msg": "x"}'] * 400_000) + b"]"  # 9 MB
+    tracemalloc.start()
+    start = time.perf_counter()
+    assert flatten_bytes(records) == (records, None)
+    elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 2 and peak < 3 * len(records)  # json.loads holds 400 000 dicts: 10 times the bytes
+    comments = json.dumps([gh_comment("op", 28, "x" * 500)] * 10).encode()
+    head, rest = comments[:100], io.BytesIO(comments[100:])
+    out, kind = flatten_stream(head, rest, limit=1000)  # over the cap: every byte, as text
+    assert kind is None and out + rest.read() == comments

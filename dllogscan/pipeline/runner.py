@@ -69,7 +69,7 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
             document = None
             if source.as_is:  # already decoded and flattened (an upload to the page)
                 document = source.document
-            elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"<"):  # may be a document
+            elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"<", b"["):  # may be a document
                 from ..sources.documents import flatten_stream  # noqa: PLC0415 - a plain log never needs it
 
                 head, document = flatten_stream(head, ahead)

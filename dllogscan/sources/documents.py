@@ -3,27 +3,38 @@ notebooks and HTML pages.
 
 They are flattened into one text (title, body, comments in order; code blocks kept line for line)
 before scanning, so evidence line numbers refer to that flattened text. Plain logs never reach the
-parsers: only an input whose first byte is ``{`` or ``<`` (a JSON array is read as text) and that ends under
-``MAX_DOCUMENT_BYTES`` is read whole and tried.
+parsers: only an input that starts with ``{``, ``<`` or an array of objects (``[{``, ``[[{``) and
+ends under ``MAX_DOCUMENT_BYTES`` is read whole and tried. An array is parsed one element at a
+time and given up on (read as text) at its first element that is no part of a thread.
 """
 from __future__ import annotations
 
 import json
-from typing import BinaryIO
+import re
+from typing import Any, BinaryIO, Iterator
 
 from ..core.utf8 import to_utf8
 from .html_text import html_to_text, looks_like_html
-from .shapes import flatten_json
+from .shapes import flatten_array, flatten_json
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+#: JSON's white space (the decoder's own set)
+JSON_SPACE = re.compile(r"[ \t\n\r]*")
 __all__ = ["MAX_DOCUMENT_BYTES", "flatten_bytes", "flatten_stream", "html_to_text"]
 
 
 def _candidate(head: bytes) -> bool:
-    """Could be a document: starts with ``{`` or ``<``, and is not JSON lines (a structured log)."""
+    """Could be a document: starts with ``<``, with an array of objects (pages of them, as ``gh api
+    --paginate --slurp`` writes), or with ``{`` and is not JSON lines (a structured log). A log line
+    that starts with ``[`` (``[rank0]:``, ``[2024-01-01 ...]``) is none of these."""
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if head[:1] == b"<":
         return True
+    if head[:1] == b"[":
+        inner = head[1:].lstrip(b" \t\r\n")
+        if inner[:1] == b"[":
+            inner = inner[1:].lstrip(b" \t\r\n")
+        return inner[:1] == b"{"
     if head[:1] != b"{":
         return False
     first, sep, after = head.partition(b"\n")
@@ -47,14 +58,45 @@ def _read_up_to(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
+def array_elements(text: str) -> Iterator[Any]:
+    """The elements of the JSON array ``text``, decoded one at a time (ValueError where it is not
+    one). Arrays one after another (the pages that ``gh api --paginate`` writes) are read as one,
+    and so are arrays inside the array (``--paginate --slurp``): each yields its elements in turn."""
+    decoder = json.JSONDecoder()
+    depth, want, at = 0, "page", 0  # want: a page's "[", a "first" value or "]", a "value", "more" (, or ])
+    while True:
+        at = JSON_SPACE.match(text, at).end()  # type: ignore[union-attr] - ``*`` matches anywhere
+        if at == len(text):
+            if depth:
+                raise ValueError("the array is not closed")
+            return
+        char = text[at]
+        if char == "]" and want in ("first", "more"):
+            depth, at = depth - 1, at + 1
+            want = "more" if depth else "page"
+        elif char == "," and want == "more":
+            want, at = "value", at + 1
+        elif want == "page" or (char == "[" and depth == 1 and want != "more"):
+            if char != "[":
+                raise ValueError(f"expected '[' at {at}")
+            depth, want, at = depth + 1, "first", at + 1
+        elif want == "more":
+            raise ValueError(f"expected ',' or ']' at {at}")
+        else:
+            value, at = decoder.raw_decode(text, at)
+            want = "more"
+            yield value
+
+
 def flatten_bytes(data: bytes) -> tuple[bytes, str | None]:
     """``(text, kind)``: the flattened text of a known document, or ``(data, None)`` unchanged."""
     if not _candidate(data[:4096]):
         return data, None
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
-    if text.lstrip().startswith("{"):
+    start = text.lstrip()[:1]
+    if start in ("{", "["):
         try:
-            found = flatten_json(json.loads(text))
+            found = flatten_json(json.loads(text)) if start == "{" else flatten_array(array_elements(text))
         except (ValueError, RecursionError):
             return data, None
         if found is None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..core.sections import header
 from .html_text import html_to_text
+
+T = TypeVar("T")
 
 
 def text_of(value: Any) -> str:
@@ -29,17 +31,23 @@ def _author(item: dict[str, Any]) -> str:
     return text_of(author)
 
 
+def _when(item: Any, keys: tuple[str, ...]) -> Any:
+    return next((item[k] for k in keys if isinstance(item, dict) and item.get(k) is not None), None)
+
+
+def in_order(dated: list[tuple[Any, T]]) -> list[T]:
+    """The values of ``(when, value)`` pairs sorted by ``when`` when every ``when`` has the same
+    type (an ISO 8601 string, a post number), else as given."""
+    kinds = {type(when) for when, _ in dated}
+    if len(kinds) != 1 or kinds - {str, int}:
+        return [value for _, value in dated]
+    return [value for _, value in sorted(dated, key=lambda pair: pair[0])]
+
+
 def chronological(items: list[Any], *keys: str) -> list[Any]:
     """``items`` oldest first when each holds one of ``keys`` as the same type (an ISO 8601
     ``created_at``, a post number), else as given. GitLab's notes API answers newest first."""
-    def when(item: Any) -> Any:
-        return next((item[k] for k in keys if isinstance(item, dict) and item.get(k) is not None), None)
-
-    values = [when(item) for item in items]
-    kinds = {type(v) for v in values}
-    if len(kinds) != 1 or kinds - {str, int}:
-        return items
-    return [item for _, item in sorted(zip(values, items), key=lambda pair: pair[0])]
+    return in_order([(_when(item, keys), item) for item in items])
 
 
 def _section(label: str, author: str, text: str) -> str:
@@ -95,9 +103,7 @@ def discourse(doc: dict[str, Any]) -> str:
     parts = [f"# {text_of(doc.get('title') or doc.get('fancy_title'))}\n"]
     for p in chronological(doc["post_stream"]["posts"], "post_number"):
         if isinstance(p, dict):
-            cooked = p.get("cooked")
-            text = html_to_text(text_of(cooked)) if cooked else text_of(p.get("raw"))
-            parts.append(_section(f"post {text_of(p.get('post_number', '?'))}", _author(p), text))
+            parts.append(_section(f"post {text_of(p.get('post_number', '?'))}", _author(p), _post_text(p)))
     return "\n".join(parts)
 
 
@@ -149,6 +155,12 @@ def notebook(doc: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _post_text(post: dict[str, Any]) -> str:
+    """A Discourse post's text: its cooked HTML as text, else its raw markdown."""
+    cooked = post.get("cooked")
+    return html_to_text(text_of(cooked)) if cooked else text_of(post.get("raw"))
+
+
 #: kind name -> (recogniser, flattener); the first that recognises the document wins
 SHAPES: dict[str, tuple[Callable[[Any], bool], Callable[[Any], str]]] = {
     "gitlab-issue": (is_gitlab, gitlab),
@@ -164,3 +176,62 @@ def flatten_json(doc: Any) -> tuple[str, str] | None:
         if recognise(doc):
             return kind, flatten(doc)
     return None
+
+
+#: what an array element that is one part of a thread is called, by shape: the label of its header
+#: and the kind of an array of them
+PART_KINDS = {"comment": "github-comment-list", "note": "gitlab-note-list", "post": "discourse-post-list"}
+#: what orders the elements of an array: the first of these each element has
+DATES = ("created_at", "createdAt", "post_number")
+
+
+def part_kind(item: Any) -> str | None:
+    """``comment``, ``note`` or ``post`` for an element of an exported list of replies, else None:
+    a GitHub comment (``body`` and ``user``: ``gh api .../issues/N/comments``; ``author``: ``gh``'s
+    JSON), a GitLab note (the same, with ``system`` or ``noteable_type``: ``/notes``), a Discourse
+    post (``post_number`` with ``cooked`` or ``raw``)."""
+    if not isinstance(item, dict):
+        return None
+    if "post_number" in item and ("cooked" in item or "raw" in item):
+        return "post"
+    if "body" in item and ("user" in item or "author" in item) and "title" not in item:
+        return "note" if "system" in item or "noteable_type" in item else "comment"
+    return None
+
+
+def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
+    """``(kind, text)`` for a JSON array of thread parts, None as soon as an element is not one.
+
+    Each element is an issue or topic of a shape in ``SHAPES`` (``gh issue list --json``, GitLab's
+    ``/issues``), flattened as such, or a reply (``part_kind``) under its header; oldest first by
+    ``created_at``/``createdAt``/``post_number`` where each has one; GitLab's system notes are
+    skipped. ``items`` is read one element at a time and only each element's text is kept, so an
+    array of anything else is given up on at its first element. The kind names a list of the first
+    reply's kind (``github-comment-list``), else of the first issue's (``github-issue-list``)."""
+    dated: list[tuple[Any, tuple[str, str, str]]] = []  # (when, (header label, author, text))
+    reply_kind = issue_kind = ""
+    for item in items:
+        label = part_kind(item)
+        if label is None:
+            whole = flatten_json(item)
+            if whole is None:
+                return None
+            issue_kind = issue_kind or whole[0] + "-list"
+            dated.append((_when(item, DATES), ("", "", whole[1])))
+        elif not (label == "note" and item.get("system")):
+            reply_kind = reply_kind or PART_KINDS[label]
+            if label == "post":  # numbered as in the topic
+                label, text = f"post {text_of(item.get('post_number'))}", _post_text(item)
+            else:
+                text = text_of(item.get("body"))
+            dated.append((_when(item, DATES), (label, _author(item), text)))
+    if not dated:
+        return None
+    parts: list[str] = []
+    count = dict.fromkeys(PART_KINDS, 0)
+    for label, author, text in in_order(dated):
+        if label in count:
+            count[label] += 1
+            label = f"{label} {count[label]}"
+        parts.append(_section(label, author, text) if label else text)  # an issue: flattened already
+    return reply_kind or issue_kind, "\n".join(parts)
