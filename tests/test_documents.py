@@ -305,3 +305,51 @@ def test_hostile_arrays_are_bounded():
     head, rest = comments[:100], io.BytesIO(comments[100:])
     out, kind = flatten_stream(head, rest, limit=1000)  # over the cap: every byte, as text
     assert kind is None and out + rest.read() == comments
+
+
+GITHUB_PAGE = """<!DOCTYPE html><html><head><title>Loader dies · Issue #7 · o/r · GitHub</title></head><body>
+<div class="application-main"><main id="js-repo-pjax-container">
+<div id="partial-discussion-header"><h1 class="gh-header-title"><bdi class="js-issue-title">Loader dies</bdi>
+<span>#7</span></h1></div>
+<div class="Layout Layout--flowRow-until-md Layout--sidebarPosition-end">
+<div class="Layout-main"><div class="TimelineItem js-comment-container"><td class="comment-body markdown-body">
+<p dir="auto">Training prints</p><pre><code>step 10
+RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error.
+</code></pre></td></div></div>
+<div class="Layout-sidebar"><div id="partial-discussion-sidebar">
+<div class="discussion-sidebar-item"><div class="discussion-sidebar-heading">Assignees</div>No one assigned</div>
+<div class="discussion-sidebar-item"><h2 class="discussion-sidebar-heading">Labels</h2><a>bug</a></div>
+<div class="discussion-sidebar-item"><div class="discussion-sidebar-heading">Milestone</div>No milestone</div>
+<div class="discussion-sidebar-item"><div class="discussion-sidebar-heading">Development</div>No branches</div>
+<div class="discussion-sidebar-item"><div class="discussion-sidebar-heading">3 participants</div></div>
+</div></div></div></main></div></body></html>"""
+REACT_PAGE = """<html><head><title>Loader dies · Issue #7 · o/r</title></head><body>
+<div data-testid="issue-viewer-container"><div data-testid="issue-header"><h1><bdi data-testid="issue-title">Loader dies
+</bdi></h1></div><div data-testid="issue-body"><div data-testid="markdown-body" class="markdown-body">
+<pre><code>RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error.</code></pre></div></div>
+<div data-testid="issue-viewer-metadata-pane"><div data-testid="sidebar-section"><h3>Assignees</h3>No one</div>
+<div data-testid="sidebar-section"><h3>Labels</h3><span>bug</span></div>
+<div data-testid="sidebar-section"><h3>Projects</h3>None yet</div>
+<div><div><h3>Notifications</h3><span>Customize</span></div></div></div></div></body></html>"""
+
+
+def test_a_saved_github_page_drops_its_sidebar_and_repeated_title(mini_scanner):
+    """GitHub marks its issue sidebar by name (``Layout-sidebar``, ``partial-discussion-sidebar``,
+    React's ``data-testid="issue-viewer-metadata-pane"``), not by ARIA: its Assignees, Labels,
+    Milestone are the tracker's fields, not the thread. The ``<title>`` repeats the ``<h1>``."""
+    for page in (GITHUB_PAGE, REACT_PAGE):
+        text = html_to_text(page)
+        for field in ("Assignees", "Labels", "bug", "Milestone", "Projects", "Development", "participants",
+                      "Notifications", "· Issue #7"):
+            assert field not in text, (field, text)
+        assert text.startswith("Loader dies") and BUS_LINE in text
+    assert html_to_text(GITHUB_PAGE) == f"Loader dies #7\nTraining prints\nstep 10\n{BUS_LINE}\n"
+    r = run(GITHUB_PAGE.encode(), mini_scanner)
+    assert r.document == "html" and [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
+    # a page without an <h1> has its <title> as its one heading; a wrapper named for the sidebar
+    # beside it holds the content, and is kept (so is a <body> or <main> whatever its class)
+    assert html_to_text("<title>Ticket  42</title><p>It crashes</p>") == "Ticket 42\nIt crashes\n"
+    assert html_to_text('<div class="has-sidebar"><article><p>It crashes</p></article>'
+                        '<div id="sidebar">Linked</div></div>') == "It crashes\n"
+    assert html_to_text('<body class="sidebar-open"><main class="with-sidebar"><p>It crashes</p></main>'
+                        '<aside class="sidebar"><p>Related</p></aside></body>') == "It crashes\n"

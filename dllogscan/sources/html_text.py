@@ -10,6 +10,7 @@ tried: the stdlib ``html.parser`` is quadratic before CPython 3.11.13 (``'<a ' *
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 WHITESPACE_RE = re.compile(r"\s+")
 
@@ -19,7 +20,8 @@ BLOCK_TAGS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", 
 SKIP_TAGS = {"script", "style", "noscript", "svg", "template"}
 #: a saved page's chrome, not the thread: navigation, forms and buttons, what is hidden, and ARIA
 #: landmarks around the content (a site's header, footer, sidebar of linked questions: a "Linked:
-#: DataLoader worker exited unexpectedly" there is not the reporter's error). Elements, not classes.
+#: DataLoader worker exited unexpectedly" there is not the reporter's error). Elements and roles;
+#: a class is read only to find a side pane (``SIDE_PANE_WORDS``), and that is kept if it holds content.
 CHROME_TAGS = {"nav", "form", "button", "dialog", "select", "textarea"}
 CHROME_ROLES = {"banner", "navigation", "contentinfo", "complementary", "search", "menu", "menubar", "dialog",
                 "alertdialog", "toolbar", "tooltip"}
@@ -28,6 +30,40 @@ CHROME_ROLES = {"banner", "navigation", "contentinfo", "complementary", "search"
 SECTIONING = {"article", "aside", "main", "nav", "section"}
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
              "track", "wbr"}
+#: a sidebar that a site marks by name, not by ARIA: a word of a class, the id or ``data-testid``
+#: (GitHub's ``Layout-sidebar``, ``partial-discussion-sidebar``, React's ``issue-viewer-metadata-pane``;
+#: GitLab's ``right-sidebar``) naming a side pane, whose Assignees, Labels, Milestone and participants
+#: are the tracker's fields, not the thread
+SIDE_PANE_WORDS = {"sidebar", "metadata"}
+NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: what the page's content is in: a named side pane holding one of these is no side pane (a
+#: ``<div class="has-sidebar">`` around the thread) and is kept
+MAIN_TAGS = {"main", "article", "h1"}
+#: never a side pane, whatever their class says (``<body class="sidebar-open">``)
+PAGE_TAGS = {"html", "body", "main", "article"}
+
+
+def names_side_pane(attrib: object) -> bool:
+    """Whether a class, the id or the ``data-testid`` of an element names a side pane
+    (``SIDE_PANE_WORDS`` among its words; a BEM modifier such as ``Layout--sidebarPosition-end``
+    describes the block it is on, and is not read)."""
+    get = getattr(attrib, "get", None)
+    if get is None:
+        return False
+    names = (get("class") or "").split() + [get("id") or "", get("data-testid") or ""]
+    return any(word.lower() in SIDE_PANE_WORDS
+               for name in names for word in NAME_WORD_RE.findall(name.split("--")[0]))
+
+
+@dataclass
+class _SidePane:
+    """An element named as a side pane, open: its tag, how many of that tag were open with it,
+    where its text starts, and whether it holds the page's content (kept if so)."""
+
+    tag: str
+    level: int
+    start: int
+    main: bool = False
 
 
 class _TextBuilder:
@@ -41,6 +77,11 @@ class _TextBuilder:
         self.sections = 0
         self.chrome: str | None = None  # the tag of the chrome element being skipped
         self.chrome_depth = 0  # how many of that tag are open inside it
+        self.open: dict[str, int] = {}  # how many elements of each tag are open
+        self.sides: list[_SidePane] = []  # the named side panes open, outermost first
+        self.title: list[str] | None = None  # the <title>'s text while it is open
+        self.title_text = ""
+        self.h1 = False  # an <h1> was read: the <title> repeats it
 
     def _is_chrome(self, tag: str, attrib: object) -> bool:
         if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
@@ -60,6 +101,12 @@ class _TextBuilder:
 
     def start(self, tag: str, attrib: object = None) -> None:
         """An element opens (the lxml parser target interface)."""
+        if self.title is not None:  # a <title> holds text only
+            self._end_title()
+        if tag not in VOID_TAGS:
+            self.open[tag] = self.open.get(tag, 0) + 1
+        if self.sides and tag in MAIN_TAGS:
+            self.sides[-1].main = True
         if self.chrome is not None:
             self.chrome_depth += tag == self.chrome
             return
@@ -67,6 +114,12 @@ class _TextBuilder:
             self.chrome, self.chrome_depth = tag, 1
             self._newline()
             return
+        if tag not in VOID_TAGS and tag not in PAGE_TAGS and names_side_pane(attrib):
+            self._newline()
+            self.sides.append(_SidePane(tag, self.open[tag], len(self.parts)))
+        if tag == "title" and not self.skip:
+            self.title = []
+        self.h1 = self.h1 or tag == "h1"
         if tag in SECTIONING:
             self.sections += 1
         if tag in SKIP_TAGS:
@@ -84,12 +137,18 @@ class _TextBuilder:
 
     def end(self, tag: str) -> None:
         """An element closes."""
+        if self.sides and self.sides[-1].tag == tag and self.sides[-1].level == self.open.get(tag):
+            self._end_side()
+        if tag in self.open:
+            self.open[tag] -= 1
         if self.chrome is not None:
             if tag == self.chrome:
                 self.chrome_depth -= 1
                 if not self.chrome_depth:
                     self.chrome = None
             return
+        if tag == "title" and self.title is not None:
+            self._end_title()
         if tag in SECTIONING:
             self.sections = max(0, self.sections - 1)
         if tag in SKIP_TAGS:
@@ -103,9 +162,26 @@ class _TextBuilder:
         elif tag in BLOCK_TAGS:
             self._newline()
 
+    def _end_title(self) -> None:
+        if self.title is not None and not self.title_text:
+            self.title_text = WHITESPACE_RE.sub(" ", "".join(self.title)).strip()
+        self.title = None
+
+    def _end_side(self) -> None:
+        """The innermost named side pane ends: its text is dropped unless it held the page's
+        content (then so does the pane around it)."""
+        pane = self.sides.pop()
+        if not pane.main:
+            del self.parts[pane.start:]
+        elif self.sides:
+            self.sides[-1].main = True
+
     def data(self, data: str) -> None:
         """Text, in one piece or several."""
         if self.skip or self.chrome is not None:
+            return
+        if self.title is not None:
+            self.title.append(data)
             return
         if not self.pre:
             data = WHITESPACE_RE.sub(" ", data)
@@ -121,7 +197,12 @@ class _TextBuilder:
         """Comments are not text."""
 
     def close(self) -> str:
-        return "".join(self.parts)
+        """The text; the page's <title> first where it has no <h1> (the title repeats the <h1>,
+        with the site's name: ``Loader dies · Issue #7 · o/r · GitHub``)."""
+        while self.sides:
+            self._end_side()
+        title = [self.title_text, "\n"] if self.title_text and not self.h1 else []
+        return "".join(title + self.parts)
 
 
 def html_to_text(html: str) -> str:

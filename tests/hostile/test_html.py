@@ -25,6 +25,8 @@ SHAPES = {
     "nested-inline-200k": "<b><i>" * 100_000 + HEAD,
     "many-attributes": "<div " + "a=1 " * 200_000 + ">" + BUS + "</div>",
     "open-quotes": HEAD + '<a href="' * 100_000,
+    "nested-side-panes-100k": '<div class="sidebar">' * 100_000 + "<article>" + HEAD,  # kept: holds an article
+    "many-class-names": '<div class="' + "Layout--sidebar-x " * 100_000 + '">' + BUS + "</div>",
 }
 BUDGET_S = 2.0
 
