@@ -114,3 +114,10 @@ def test_ipython_frame_layouts_are_read_as_frames():
                 "KeyboardInterrupt: \n")
     [old] = dllogscan.scan_text(ipython7, classifier="off").diagnoses
     assert old.cls == "E" and {e.signature for e in old.evidence} >= {"E.hang.loader-wait-frame", "E.hang.mp-wait-frame"}
+
+
+def test_the_markdown_reply_says_how_a_notebook_was_read():
+    from dllogscan.report.markdown import to_markdown
+
+    md = to_markdown([dllogscan.scan(DOCS / "colab-bus-error.ipynb")])
+    assert "_Read as a notebook: line numbers refer to its text flattened in order (cells, each with what it printed)._" in md

@@ -120,8 +120,8 @@ def to_markdown(results: Sequence[ScanResult]) -> str:
     for r in results:
         out += [f"## dllogscan: {code(r.source)}", "", verdict(r), ""]
         if r.document:
-            out += [f"_Read as a {r.document}: line numbers refer to its text flattened in order "
-                    "(title, body, comments)._", ""]
+            parts = "cells, each with what it printed" if r.document == "notebook" else "title, body, comments"
+            out += [f"_Read as a {r.document}: line numbers refer to its text flattened in order ({parts})._", ""]
         if r.error:
             out += [f"**Could not read it fully:** {code(r.error)}", ""]
         out += [f"**Note:** {prose(n)}" for n in r.notes] + ([""] if r.notes else [])

@@ -48,7 +48,8 @@ function render(doc) {
   notes.hidden = !(doc.notes || []).length;
   $("document-note").hidden = !doc.document;
   $("document-note").textContent = doc.document
-    ? `Read as a ${doc.document}: line numbers refer to its title, body and comments in order.` : "";
+    ? `Read as a ${doc.document}: line numbers refer to its ${doc.document === "notebook"
+        ? "cells, each with what it printed" : "title, body and comments"}, in order.` : "";
   const box = $("diagnoses");
   box.replaceChildren();
   ds.forEach((d, i) => {
