@@ -1,13 +1,14 @@
 """Tiny datasets that fail the way real ones do; the live tests load them by ``module:factory``."""
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import threading
 import time
 
 import torch
-from torch.utils.data import Dataset, get_worker_info
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 _LOCK = threading.Lock()
 
@@ -128,3 +129,36 @@ class MakesTempFiles(Squares):
 
 def makes_temp_files() -> Dataset:
     return MakesTempFiles()
+
+
+class Stream(IterableDataset):
+    """Items 0, 1, ... as small tensors: ``n`` of them, or without end when ``n`` is None.
+    ``sharded``: each worker takes every num_workers-th item (the split PyTorch's docs show);
+    without it every worker yields the whole stream."""
+
+    def __init__(self, n: int | None = 300, sharded: bool = False) -> None:
+        self.n, self.sharded = n, sharded
+
+    def __iter__(self):
+        items = itertools.count() if self.n is None else iter(range(self.n))
+        info = get_worker_info()
+        if self.sharded and info is not None:
+            items = itertools.islice(items, info.id, None, info.num_workers)
+        return (torch.full((4,), float(i)) for i in items)
+
+
+def unsharded_stream() -> IterableDataset:
+    return Stream(300)
+
+
+def sharded_stream() -> IterableDataset:
+    """301 items: the two workers' shards differ by one, and the last batch of each is short."""
+    return Stream(301, sharded=True)
+
+
+def endless_unsharded() -> IterableDataset:
+    return Stream(None)
+
+
+def endless_sharded() -> IterableDataset:
+    return Stream(None, sharded=True)

@@ -87,6 +87,8 @@ def test_cli_healthy_ladder_json_and_measurements():
     peak = doc["rungs"][0]["worker_peak"]
     assert peak["rss"] > 10 << 20 and peak["fds"] > 3
     assert "per worker" in doc["conclusion"]["measured"]
+    # cut at --batches 3 of 8: the counts are not the whole dataset's
+    assert doc["rungs"][0]["yielded"] == {"iterable": False, "batches": 3, "samples": 6, "exhausted": False}
 
 
 @pytest.mark.parametrize("args, message", [
@@ -99,3 +101,16 @@ def test_cli_usage_errors_are_one_line(args, message):
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_each_rung_counts_what_it_yields():
+    """Before: a rung said only pass or fail, not how much its loader yielded."""
+    rungs = ladder(Settings(factory=f"{DS}:unsharded_stream", workers=(0, 1, 2), batches=400, timeout=60),
+                   scanner())
+    assert [r.result for r in rungs] == ["pass"] * 3
+    counts = [(r.yielded.samples, r.yielded.batches, r.yielded.exhausted, r.yielded.iterable) for r in rungs]
+    assert counts == [(300, 150, True, True), (300, 150, True, True), (600, 300, True, True)]
+    assert len(rungs[2].yielded.fingerprints) == 64
+    # the second worker's first batch is the first worker's: the same fingerprint
+    assert rungs[2].yielded.fingerprints[:2] == [rungs[0].yielded.fingerprints[0]] * 2
+    assert rungs[2].to_dict()["yielded"] == {"iterable": True, "batches": 300, "samples": 600, "exhausted": True}

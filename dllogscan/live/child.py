@@ -88,6 +88,17 @@ class _PidInit:
         StackDumpInit(self.folder)(worker_id)
 
 
+def batch_size_reader(batch_size: int | None, collate: Callable[..., Any] | None
+                      ) -> Callable[[Any], int | None]:
+    """How to tell a batch's number of samples: 1 without batching, read from the default
+    collate_fn's batch, unknown (None) from a collate_fn of the user's, whose batch may be any shape."""
+    from .shards import samples_in
+
+    if batch_size is None:
+        return lambda batch: 1
+    return samples_in if collate is None else (lambda batch: None)
+
+
 def run(spec: dict[str, Any]) -> None:
     folder = spec["folder"]
     faulthandler.enable()
@@ -98,9 +109,10 @@ def run(spec: dict[str, Any]) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (spec["nofile"], hard))
     import torch
     import torch.multiprocessing as mp
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader, IterableDataset
 
     from .procinfo import measure, worker_pids
+    from .shards import Yielded
 
     if spec.get("sharing_strategy"):
         mp.set_sharing_strategy(spec["sharing_strategy"])
@@ -119,16 +131,27 @@ def run(spec: dict[str, Any]) -> None:
             kwargs["multiprocessing_context"] = "spawn"
     loader = DataLoader(dataset, **kwargs)
     peak: dict[str, int] = {}
+    yielded = Yielded(iterable=isinstance(dataset, IterableDataset))
+    size = batch_size_reader(spec["batch_size"], collate)
+
+    def save(n: int) -> None:
+        Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak,
+                                                          "yielded": yielded.to_dict()}))
+
     it = iter(loader)
     n = 0
-    for n, _batch in enumerate(it, start=1):
+    for n, batch in enumerate(it, start=1):
+        yielded.add(batch, size(batch))
         for info in measure(worker_pids(it)).values():
             if info:
                 peak["rss"] = max(peak.get("rss", 0), info["rss"])
                 peak["fds"] = max(peak.get("fds", 0), info["fds"])
-        Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak}))
+        save(n)
         if n >= spec["batches"]:
             break
+    else:  # the loader ran out before the cap: the counts are all it yields
+        yielded.exhausted = True
+        save(n)
     del it
     print(f"{OK_MARK} {n} batches", flush=True)
 

@@ -20,6 +20,7 @@ from ..core.errors import UsageError
 from ..core.models import Diagnosis
 from ..scan.scanner import Scanner
 from . import stacks
+from .shards import Yielded
 from .child import IMPORT_ERROR, OK_MARK
 
 TAIL_LINES = 40
@@ -41,6 +42,7 @@ class Rung:
     cause: tuple[str, str, str] | None = None
     exit_code: int | None = None
     main_pid: int | None = None
+    yielded: Yielded | None = None  # what its loader yielded; None when it wrote no counts
 
     @property
     def cls(self) -> str | None:
@@ -81,7 +83,8 @@ class Rung:
                 "exit_code": self.exit_code, "worker_peak": self.worker_peak,
                 "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
                 "stacks": {str(k): v for k, v in self.stacks.items()},
-                "output_tail": "\n".join(self.output.splitlines()[-TAIL_LINES:])}
+                "output_tail": "\n".join(self.output.splitlines()[-TAIL_LINES:]),
+                "yielded": self.yielded.summary() if self.yielded else None}
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
         stats_file = Path(folder, "stats.json")
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
-                worker_peak=stats.get("worker_peak", {}))
+                worker_peak=stats.get("worker_peak", {}), yielded=Yielded.from_dict(stats.get("yielded")))
     result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
     # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
     rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
