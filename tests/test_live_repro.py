@@ -114,3 +114,53 @@ def test_each_rung_counts_what_it_yields():
     # the second worker's first batch is the first worker's: the same fingerprint
     assert rungs[2].yielded.fingerprints[:2] == [rungs[0].yielded.fingerprints[0]] * 2
     assert rungs[2].to_dict()["yielded"] == {"iterable": True, "batches": 300, "samples": 600, "exhausted": True}
+
+
+def test_cli_warns_of_an_iterable_dataset_every_worker_yields_whole():
+    """Before: every rung passed and nothing was said, though num_workers=2 yielded each sample twice."""
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", f"{DS}:unsharded_stream", "--workers",
+                           "0,1,2", "--batches", "400", "--format", "json",
+                           *[a for s in signature_args() for a in ("-s", s)]],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr  # a warning beside the verdict, not a failure
+    doc = json.loads(proc.stdout)
+    assert doc["conclusion"]["verdict"] == "no-failure"
+    [warning] = doc["conclusion"]["warnings"]
+    assert warning["kind"] == "unsharded-iterable"
+    assert warning["evidence"] == [
+        "num_workers=0: 300 samples, the whole stream",
+        "num_workers=1: 300 samples",
+        "num_workers=2: 600 samples, 2.0 times num_workers=0's; 32 of its first 64 batches repeat earlier ones "
+        "(num_workers=0's first batch arrived 2 times)"]
+    assert warning["rungs"] == [{"workers": 2, "times": 2.0, "repeated_batches": 32, "first_batch_arrivals": 2}]
+    assert "get_worker_info()" in warning["fix"] and "info.id, None, info.num_workers" in warning["fix"]
+    assert [r["yielded"]["samples"] for r in doc["rungs"]] == [300, 300, 600]
+
+
+def test_an_endless_iterable_dataset_every_worker_yields_whole_is_told_by_its_repeats():
+    """Cut at --batches, every rung yields 8 batches however the stream is split: the counts say
+    nothing, the same first batches arriving from both workers do."""
+    rungs, verdict = run("endless_unsharded", workers=(0, 2))
+    assert [r.yielded.exhausted for r in rungs] == [False, False]
+    [warning] = verdict["warnings"]
+    assert warning["evidence"] == [
+        "num_workers=0: cut at --batches 4 (8 samples), all 4 different",
+        "num_workers=2: cut at --batches 4 (8 samples); 2 of its first 4 batches repeat earlier ones "
+        "(num_workers=0's first batch arrived 2 times)"]
+    text = render(rungs, verdict)
+    assert "\nWarning: the IterableDataset is not split between workers" in text
+    assert "def __iter__(self):" in text and "worker_init_fn" in text
+
+
+@pytest.mark.parametrize("factory, workers, batches", [
+    ("sharded_stream", (0, 1, 2), 400),  # 301 items: shards of 151 and 150, each worker's last batch short
+    ("endless_sharded", (0, 2), 4),
+    ("healthy", (0, 2), 400),  # map-style: the sampler splits it
+])
+def test_a_split_stream_or_a_map_style_dataset_is_not_warned(factory, workers, batches):
+    rungs = ladder(Settings(factory=f"{DS}:{factory}", workers=workers, batches=batches, timeout=60), scanner())
+    assert {r.result for r in rungs} == {"pass"}
+    if batches == 400:
+        assert {r.yielded.samples for r in rungs} == {301 if factory == "sharded_stream" else 16}
+    verdict = conclude(rungs)
+    assert verdict["warnings"] == [] and "Warning" not in render(rungs, verdict)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..advise.fixes import human
 from .repro import Rung
+from .shards import unsharded
 from .stacks import WHY, innermost_frames
 
 TRACEBACK_RE = re.compile(r"^Traceback \(most recent call last\):", re.M)
@@ -50,7 +51,8 @@ def scaled(rungs: list[Rung]) -> str | None:
 
 
 def conclude(rungs: list[Rung]) -> dict[str, Any]:
-    """{"verdict": dataset-code | multiprocessing | no-failure, "text": ..., extras}."""
+    """{"verdict": dataset-code | multiprocessing | no-failure, "text": ..., extras}; "warnings":
+    what the passed rungs showed beside the verdict (an IterableDataset every worker yields whole)."""
     zero = next((r for r in rungs if r.workers == 0), None)
     bad = [r for r in rungs if r.result in ("fail", "hang")]
     measured = scaled(rungs)
@@ -87,6 +89,7 @@ def conclude(rungs: list[Rung]) -> dict[str, Any]:
     else:
         out["verdict"] = "no-failure"
         out["text"] = "Every rung passed: the failure does not reproduce with these settings."
+    out["warnings"] = [w for w in (unsharded(rungs),) if w]
     return out
 
 
@@ -121,4 +124,7 @@ def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
         if same:
             lines += ["", f"num_workers={r.workers}: {len(same)} more stack(s), the same innermost frames as "
                           f"num_workers={', '.join(str(w) for w in sorted(set(same)))} showed above."]
+    for w in conclusion.get("warnings", []):
+        lines += ["", f"Warning: {w['text'][0].lower()}{w['text'][1:]}"]
+        lines += [f"  {e}" for e in w["evidence"]] + [w["fix"]]
     return "\n".join(lines) + "\n"

@@ -1,16 +1,22 @@
-"""What a rung's loader yields: its batches and samples counted, its first batches fingerprinted.
+"""What a rung's loader yields, and the warning for an IterableDataset that is not split
+between workers (every worker yields the whole stream: each sample arrives num_workers times).
 
-The child counts as it iterates (``Yielded.add``); the parent reads the counts back from the
-rung's ``stats.json``. Nothing here holds a batch: a fingerprint is a short digest of a sample of
+The child counts batches and samples as it iterates and fingerprints the first batches
+(``Yielded.add``); the parent reads them back from the rung's ``stats.json`` and compares the
+rungs (``unsharded``). Nothing here holds a batch: a fingerprint is a short digest of a sample of
 each array's elements.
 """
 from __future__ import annotations
 
 import hashlib
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .repro import Rung
 
 #: batches fingerprinted per rung: the first few of every worker, for any num_workers up to 32
 FINGERPRINTED = 64
@@ -126,3 +132,127 @@ def _sampled_bytes(array: Any) -> bytes:
         return sys.modules["numpy"].ascontiguousarray(picked).tobytes()
     picked = array.detach().reshape(-1)[::max(1, array.numel() // SAMPLED)][:SAMPLED]
     return picked.cpu().contiguous().view(torch.uint8).numpy().tobytes()
+
+
+#: what a worker should do instead, written out under the warning
+FIX = """Fix: split the stream by worker in __iter__ with get_worker_info() (its id and num_workers):
+
+    def __iter__(self):
+        items = self.read()  # the whole stream, as now
+        info = torch.utils.data.get_worker_info()
+        if info is None:  # num_workers=0: the main process yields it all
+            return iter(items)
+        return itertools.islice(items, info.id, None, info.num_workers)  # every num_workers-th item
+
+or give each worker its own files or range, in __iter__ or in a worker_init_fn that sets them on
+get_worker_info().dataset (the worker's copy). repro runs no worker_init_fn of yours: if your
+DataLoader splits the stream in one, this warning does not apply to it."""
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """How a rung with workers compares with the one stream of the reference rung (0, else 1)."""
+
+    workers: int
+    yielded: Yielded
+    times: float | None  # how many times the reference's whole stream it yielded; None: no sign of it
+    copies: int  # of its fingerprinted batches, how many repeat one it already yielded
+    first: int  # how many times the reference's first batch arrived among them
+
+    @property
+    def found(self) -> bool:
+        return self.times is not None or self.copies > 0
+
+
+def more_than_the_stream(whole: Yielded, got: Yielded, workers: int) -> float | None:
+    """``got`` / ``whole`` where a rung of ``workers`` workers yielded about ``workers`` times the
+    whole stream (at least half way from 1 to ``workers`` times), more than any split of it gives;
+    else None. Needs ``whole`` to have run out (a stream cut at the batch cap is a sample, and a
+    rung cut there yields the cap however it splits); a cut ``got`` counts as at least that much.
+    Samples where both were counted; else batches, where each worker's last may be short."""
+    if not whole.exhausted or not whole.batches:
+        return None
+    if whole.samples and got.samples is not None:
+        have, of, short = got.samples, whole.samples, 0
+    else:
+        have, of, short = got.batches, whole.batches, workers - 1
+    if have > of + short and have >= of * (workers + 1) / 2:
+        return have / of
+    return None
+
+
+def repeated_batches(reference: list[str | None], got: list[str | None]) -> tuple[int, int]:
+    """(copies, first): how many of ``got``'s batches repeat one it already yielded that the reference
+    also yielded, and how many times the reference's first batch is among them. (0, 0) where the
+    reference repeats itself (the data does, not the workers) or has no fingerprints."""
+    known = [f for f in reference if f]
+    seen = set(known)
+    if not known or len(seen) < len(known):
+        return 0, 0
+    arrivals = Counter(f for f in got if f in seen)
+    return sum(n - 1 for n in arrivals.values()), arrivals[reference[0]] if reference[0] else 0
+
+
+def compare(rungs: list[Rung]) -> tuple[Rung, list[Repeats]] | None:
+    """The reference rung (num_workers=0, else 1; passed; an IterableDataset) and how each passed
+    rung with two or more workers compares with it; None without a reference."""
+    single = sorted((r for r in rungs if r.workers <= 1 and r.result == "pass" and r.yielded),
+                    key=lambda r: r.workers)
+    ref = single[0].yielded if single else None
+    if ref is None or not ref.iterable:
+        return None
+    out = []
+    for r in rungs:
+        if r.workers >= 2 and r.result == "pass" and r.yielded:
+            copies, first = repeated_batches(ref.fingerprints, r.yielded.fingerprints)
+            out.append(Repeats(r.workers, r.yielded, more_than_the_stream(ref, r.yielded, r.workers),
+                               copies, first))
+    return single[0], out
+
+
+def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
+    """The warning for an IterableDataset that every worker yields whole (no per-worker split): a
+    rung with workers yielding about num_workers times the single-process stream, or the same
+    first batches again. None where nothing shows it: a map-style dataset, a split stream, an
+    endless one whose rungs all differ (their counts, cut at the cap, are equal whatever the split)."""
+    compared = compare(rungs)
+    found = [c for c in compared[1] if c.found] if compared else []
+    if not compared or not found:
+        return None
+    ref = compared[0]
+    counted = ref.yielded.samples and all(c.yielded.samples is not None for c in found)
+    unit = "samples" if counted else "batches"
+    lines = [f"num_workers={ref.workers}: " + (f"{_amount(ref.yielded, unit)}, the whole stream"
+                                               if ref.yielded.exhausted else _all_differ(ref.yielded, unit))]
+    one = next((r for r in rungs if r.workers == 1 and r.result == "pass" and r.yielded), None)
+    if one and one is not ref:
+        lines.append(f"num_workers=1: {_amount(one.yielded, unit)}")
+    for c in found:
+        said = _amount(c.yielded, unit)
+        if c.times is not None:
+            least = "" if c.yielded.exhausted else "at least "
+            said += f", {least}{c.times:.1f} times num_workers={ref.workers}'s"
+        if c.copies:
+            said += (f"; {c.copies} of its first {len(c.yielded.fingerprints)} batches repeat earlier ones "
+                     f"(num_workers={ref.workers}'s first batch arrived {c.first} times)")
+        lines.append(f"num_workers={c.workers}: {said}")
+    return {"kind": "unsharded-iterable",
+            "text": ("The IterableDataset is not split between workers: each worker yields the same stream, "
+                     "so every sample arrives num_workers times."),
+            "evidence": lines,
+            "rungs": [{"workers": c.workers, "times": None if c.times is None else round(c.times, 2),
+                       "repeated_batches": c.copies, "first_batch_arrivals": c.first} for c in found],
+            "fix": FIX}
+
+
+def _amount(y: Yielded, unit: str) -> str:
+    """'600 samples' from a rung that ran out; 'cut at --batches 8 (16 samples)' from one cut there."""
+    if y.exhausted:
+        return f"{y.samples if unit == 'samples' else y.batches} {unit}"
+    return f"cut at --batches {y.batches}" + (f" ({y.samples} samples)" if unit == "samples" else "")
+
+
+def _all_differ(y: Yielded, unit: str) -> str:
+    """'cut at --batches 8 (16 samples), all 8 different' of a reference rung cut at the cap."""
+    of = len(y.fingerprints)
+    return f"{_amount(y, unit)}, {'all' if of == y.batches else 'the first'} {of} different"
