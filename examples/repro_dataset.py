@@ -1,16 +1,19 @@
-"""Two small datasets for ``dllogscan repro`` that fail the way real ones do (needs torch).
+"""Small datasets for ``dllogscan repro`` that fail the way real ones do (needs torch).
 
 From the repository root::
 
     dllogscan repro examples.repro_dataset:missing_label --workers 0,1,2
     dllogscan repro examples.repro_dataset:locked_at_fork --workers 0,1 --timeout 15
     dllogscan repro examples.repro_dataset:worker_killed --workers 0,1
+    dllogscan repro examples.repro_dataset:unsplit_stream
 
 ``missing_label``: sample 3 has no label, so ``__getitem__`` raises KeyError; the ladder fails at
 num_workers=0 and concludes the bug is in the dataset code.
 ``locked_at_fork``: a background thread holds a lock while the DataLoader forks its workers; each
 worker inherits the lock held with no thread left to release it, so it hangs (class E).
 ``worker_killed``: a worker is killed by SIGKILL at sample 2, as the kernel's OOM killer does (class B).
+``unsplit_stream``: an IterableDataset that does not split its stream between workers: nothing
+fails, but each worker yields every record, so each arrives num_workers times (a warning).
 """
 from __future__ import annotations
 
@@ -18,9 +21,10 @@ import os
 import signal
 import threading
 import time
+from typing import Iterator
 
 import torch
-from torch.utils.data import Dataset, get_worker_info
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 _LOCK = threading.Lock()
 
@@ -57,6 +61,14 @@ class KilledInWorker(Labelled):
         return super().__getitem__(i)
 
 
+class Records(IterableDataset):
+    """A hundred (features, label) records streamed as from a file, the whole stream in every worker."""
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, int]]:
+        for i in range(100):
+            yield torch.full((8,), float(i)), i % 4
+
+
 def _refresh(seconds: float) -> None:
     with _LOCK:
         time.sleep(seconds)  # still holding the lock when the DataLoader forks
@@ -74,3 +86,7 @@ def locked_at_fork() -> Dataset:
 
 def worker_killed() -> Dataset:
     return KilledInWorker()
+
+
+def unsplit_stream() -> IterableDataset:
+    return Records()

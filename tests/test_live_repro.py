@@ -164,3 +164,11 @@ def test_a_split_stream_or_a_map_style_dataset_is_not_warned(factory, workers, b
         assert {r.yielded.samples for r in rungs} == {301 if factory == "sharded_stream" else 16}
     verdict = conclude(rungs)
     assert verdict["warnings"] == [] and "Warning" not in render(rungs, verdict)
+
+
+def test_the_readme_example_of_an_unsplit_stream_is_warned():
+    rungs = ladder(Settings(factory="examples.repro_dataset:unsplit_stream", workers=(0, 2), batches=200,
+                            timeout=60), scanner())
+    [warning] = conclude(rungs)["warnings"]
+    assert warning["evidence"][0] == "num_workers=0: 100 samples, the whole stream"
+    assert warning["evidence"][1].startswith("num_workers=2: 200 samples, 2.0 times num_workers=0's")
