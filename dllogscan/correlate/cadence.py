@@ -188,7 +188,7 @@ def _seconds(y: int, mo: int, d: int, h: int, mi: int, s: int) -> float:
     return float(days * 86400 + h * 3600 + mi * 60 + s)
 
 
-def _median(values: list[float]) -> float:
+def median(values: list[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
@@ -417,7 +417,7 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
     if len(progress) < MIN_PROGRESS:
         return None, None
     cadence = _cadence(progress)
-    least, calm = max(MIN_SILENCE_S, MIN_RATIO * cadence), max(STEADY_RATIO * cadence, STEADY_MIN_S)
+    least, calm = least_silence(cadence), max(STEADY_RATIO * cadence, STEADY_MIN_S)
     best, at, untold = 0.0, 0, None
     for k, (a, b) in enumerate(zip(quiet, quiet[1:])):
         seconds = _reading(a, b, calm)
@@ -445,7 +445,19 @@ def _cadence(progress: list[Stamped]) -> float:
     not, at least 1 s."""
     lines = progress[::-1]
     steps = [b[2] - a[2] for a, b in zip(lines, lines[1:]) if (a[3] is None) == (b[3] is None) and b[2] >= a[2]]
-    return max(_median(steps) if steps else 0.0, 1.0)
+    return cadence_of(steps)
+
+
+def cadence_of(steps: list[float]) -> float:
+    """The cadence of progress: the median of ``steps`` (seconds between progress lines, or between
+    their arrivals: ``stall.py``), at least 1 s."""
+    return max(median(steps) if steps else 0.0, 1.0)
+
+
+def least_silence(cadence: float) -> float:
+    """How long a silence after progress at ``cadence`` must last to count: ``MIN_SILENCE_S``, and
+    at least ``MIN_RATIO`` cadences."""
+    return max(MIN_SILENCE_S, MIN_RATIO * cadence)
 
 
 def _number(end: bytes, first_line: int) -> Callable[[Stamped], int]:
