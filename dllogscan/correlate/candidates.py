@@ -34,6 +34,7 @@ from ..signatures.database import BUILTIN_CONDITIONS, CLASSES, Condition, Databa
 
 if TYPE_CHECKING:  # cadence.py is imported only when a silence is measured
     from .cadence import Silence, Steady
+    from .stall import Stall
 
 PROGRESS_RE = re.compile(
     r"\d{1,3}%\||\d(?:\.\d+)?\s?(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|batch)\b\s*[:=\[#]?\s*\d"
@@ -338,15 +339,16 @@ def correlate(hits: list[Hit], db: Database, min_confidence: float = 0.5) -> tup
 SILENCE_ID = "E.hang.progress-silence"
 
 
-def with_silence(diagnoses: list[Diagnosis], silence: Silence | None) -> list[Diagnosis]:
-    """Weigh a measured silence into the diagnoses of one source (see the rules above)."""
+def with_silence(diagnoses: list[Diagnosis], silence: Silence | Stall | None) -> list[Diagnosis]:
+    """Weigh a measured silence (or a stall seen live, ``stall.Stall``) into the diagnoses of one
+    source (see the rules above)."""
     if silence is None or any(d.cls != "E" and d.confidence > 0 for d in diagnoses):
         return diagnoses
     diagnoses = [d for d in diagnoses if d.cls == "E"]  # weightless support of another class goes
     if not diagnoses and not silence.stopped:
         return []  # a long pause the program ended itself and finished after: no hang
-    cited = (Evidence(silence.last_line, silence.last_text, SILENCE_ID),
-             Evidence(silence.end_line, silence.end_text, SILENCE_ID))
+    cited = tuple(dict.fromkeys((Evidence(silence.last_line, silence.last_text, SILENCE_ID),  # a stall's may be one
+                                 Evidence(silence.end_line, silence.end_text, SILENCE_ID))))
     note = silence.describe()
     if not diagnoses:
         return [Diagnosis(cls="E", subclass="hang", title="Progress stopped: a long silence after regular "
