@@ -31,6 +31,13 @@ def test_failure_deep_inside_long_log(mini_scanner):
     assert d.facts["pid"] == "363"
 
 
+def test_a_window_of_a_longer_file_keeps_the_file_line_numbers(mini_scanner):
+    """``watch`` diagnoses the last lines of a file: numbered from the window's first line on."""
+    window = (progress_lines(20, 5000) + BUS).encode()
+    result = pipeline.run(sources.from_flat(window, "t", first_line=5001), mini_scanner, classifier="off")
+    assert result.lines == 5021 and result.diagnoses[0].evidence[0].line == 5021
+
+
 @pytest.mark.parametrize("chunk", [64, 97, 1000, 4096])
 def test_chunk_boundaries_do_not_move_or_lose_hits(mini_scanner, monkeypatch, chunk):
     monkeypatch.setattr(scan_mod, "CHUNK", chunk)

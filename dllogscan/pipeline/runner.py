@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import lru_cache
-from typing import BinaryIO, Iterable
+from typing import TYPE_CHECKING, BinaryIO, Iterable
 
 from ..advise.fixes import advise, fill
 from ..advise.platform import default_start
@@ -19,6 +19,9 @@ from ..signatures.loader import load_database
 from ..sources.streams import (STREAM_ERRORS, SNIFF_BYTES, KeepReadError, PeekedStream, Source, describe_read_error,
                                sniff)
 from ..normalize.encoding import Transcoded, text_encoding
+
+if TYPE_CHECKING:
+    from ..correlate.stall import Stall
 
 DEFAULT_MIN_CONFIDENCE = 0.5
 #: what ``run``'s ``classifier`` may be (see ``run``); the CLI's ``--classifier`` takes the same words
@@ -73,7 +76,7 @@ def scan_source(source: Source, scanner: Scanner) -> tuple[ScanOutput | None, st
                 from ..sources.documents import flatten_stream  # noqa: PLC0415 - a plain log never needs it
 
                 head, document = flatten_stream(head, ahead)
-            out = scanner.scan(PeekedStream(head, reader, ahead.error))
+            out = scanner.scan(PeekedStream(head, reader, ahead.error), source.first_line)
             out.document = document
             if out.read_error:
                 named = out.read_error.startswith(f"{source.name}: ")
@@ -126,6 +129,20 @@ def run(source: Source, scanner: Scanner | None = None,
     return ScanResult(source=source.name, diagnoses=tuple(diagnoses), error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts,
                       document=out.document, notes=notes)
+
+
+def run_stalled(source: Source, scanner: Scanner, stall: Stall) -> ScanResult:
+    """Diagnose a source whose progress stopped while it was followed (``correlate.stall.Stall``,
+    seen by ``watch``): the hang the stall makes (``with_silence``), its fixes filled in with the
+    text's configuration facts. The stall was seen, not read from the text: whatever else the text
+    holds, the verdict is this hang."""
+    out, error = scan_source(source, scanner)
+    if out is None:
+        return ScanResult(source=source.name, error=error)
+    _, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    diagnoses = tuple(advise(_with_config(d, facts), scanner.db) for d in with_silence([], stall))
+    return ScanResult(source=source.name, diagnoses=diagnoses, error=error, lines=out.lines,
+                      bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)
 
 
 def assess(out: ScanOutput, scanner: Scanner, notes: list[str] | None = None) -> tuple[list[Diagnosis], dict[str, str]]:

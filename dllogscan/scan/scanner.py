@@ -89,11 +89,14 @@ class Scanner(LineMatcher):
 
         return dead
 
-    def scan(self, stream: BinaryIO) -> ScanOutput:
-        """Scan a binary stream to its end (or its reader's limit); a large plain file is split
-        over processes (``parallel.py``) with the same result."""
-        out = try_parallel(self, stream)
-        return out if out is not None else self.scan_rounds(stream.read, ScanOutput(), RoundState())
+    def scan(self, stream: BinaryIO, first_line: int = 1) -> ScanOutput:
+        """Scan a binary stream to its end (or its reader's limit), its first line numbered
+        ``first_line``; a large plain file is split over processes (``parallel.py``) with the
+        same result."""
+        out = try_parallel(self, stream) if first_line == 1 else None
+        if out is not None:
+            return out
+        return self.scan_rounds(stream.read, ScanOutput(), RoundState(base_line=first_line))
 
     def scan_rounds(self, read: Callable[[int], bytes], out: ScanOutput, st: "RoundState",
                     rounds: int | None = None, dry: int = 0) -> ScanOutput:

@@ -39,6 +39,8 @@ class Source:
     #: bytes already decompressed and flattened (``from_flat``): read as they are
     as_is: bool = False
     document: str | None = None
+    #: the number of its first line: 1, or more for a window of a longer file (``watch``)
+    first_line: int = 1
 
     def open(self) -> BinaryIO:
         return self.opener()
@@ -244,10 +246,12 @@ def from_bytes(data: bytes, name: str = "text") -> Source:
     return Source(name=name, opener=lambda: _decompressing(io.BytesIO(data), name), size=len(data))
 
 
-def from_flat(data: bytes, name: str, document: str | None = None) -> Source:
+def from_flat(data: bytes, name: str, document: str | None = None, first_line: int = 1) -> Source:
     """Bytes already decompressed and flattened (``document``: the kind they were flattened
-    from), to be scanned as they are: never decompressed or flattened a second time."""
-    return Source(name=name, opener=lambda: io.BytesIO(data), size=len(data), as_is=True, document=document)
+    from), to be scanned as they are: never decompressed or flattened a second time.
+    ``first_line``: the number their first line has in the whole input."""
+    return Source(name=name, opener=lambda: io.BytesIO(data), size=len(data), as_is=True, document=document,
+                  first_line=first_line)
 
 
 def from_text(text: str, name: str = "text") -> Source:
