@@ -4,7 +4,7 @@ back through others (no cycle), lazy imports inside functions included.
 The layers (the README's package map and each package's docstring say the same):
 
     core < sources, normalize < signatures < scan < correlate < classify < advise < report
-         < pipeline < the ways in (api, triage, batch, serve, live, integrations; evaluation beside)
+         < pipeline < the ways in (api, triage, batch, serve, live, integrations, watch; evaluation beside)
          < cli < the package root and ``__main__``
 
 A stage may import only packages below it; ways in may also use one another (an integration runs
@@ -29,7 +29,7 @@ LAYERS = {
     "advise": 6,
     "report": 7,
     "pipeline": 8,
-    "api": 9, "triage": 9, "batch": 9, "serve": 9, "live": 9, "integrations": 9, "evaluation": 9,
+    "api": 9, "triage": 9, "batch": 9, "serve": 9, "live": 9, "integrations": 9, "evaluation": 9, "watch": 9,
     "cli": 10,
     "": 11, "__main__": 11,  # the package root (``dllogscan/__init__.py``) and ``python -m dllogscan``
 }

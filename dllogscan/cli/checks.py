@@ -6,6 +6,7 @@ silently report nothing (``--min-confidence nan`` or ``5``), mean nothing (``--m
 from __future__ import annotations
 
 import math
+import re
 import sys
 from typing import Sequence
 
@@ -71,3 +72,19 @@ def renamed(old: str, new: str, old_value, new_value, default):
     if new_value != default and new_value != old_value:
         raise UsageError(f"give {new} only (got {old} {old_value} and {new} {new_value})")
     return old_value
+
+
+#: a duration: a number and a unit (``90s``, ``30m``, ``2h``, ``1.5d``, ``500ms``); no unit: seconds
+DURATION_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|sec|m|min|h|d)?\s*", re.IGNORECASE)
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def check_duration(option: str, value: str | None) -> float | None:
+    """``value`` in seconds (None stays None); UsageError for what is no duration, or none at all."""
+    if value is None:
+        return None
+    m = DURATION_RE.fullmatch(value)
+    seconds = float(m.group(1)) * DURATION_UNITS[(m.group(2) or "s").lower()] if m else 0.0
+    if not m or seconds <= 0:
+        raise UsageError(f"{option} takes a duration such as 90s, 30m or 2h (got {value!r})")
+    return seconds

@@ -1,0 +1,87 @@
+"""What a watch reports and how: each event as ``dllogscan FILE`` prints a result (the rich report,
+or one JSON object a line: the contract's fields plus ``event``, ``time`` and ``watched_s``), and
+the summary at the end."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from ..core.models import ScanResult
+from ..correlate.cadence import duration
+
+#: the formats a watch writes: the report, or JSON lines (``json`` is a synonym: one object an event)
+FORMATS = ("text", "json", "jsonl")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A report: ``failure`` (a failure text was printed) or ``stall`` (progress stopped)."""
+
+    kind: str
+    result: ScanResult
+    seconds: float  # into the watch
+    wall: float  # seconds since 1970
+
+    def headline(self) -> str:
+        clock = time.strftime("%H:%M:%S", time.localtime(self.wall))
+        top = self.result.diagnoses[0] if self.result.diagnoses else None
+        what = ("progress stopped" if self.kind == "stall" else "DataLoader failure printed") + (
+            f" (line {top.evidence[0].line})" if top is not None and top.evidence else "")
+        return f"dllogscan watch: {what} at {clock}, {duration(self.seconds)} into the watch"
+
+    def to_dict(self) -> dict[str, Any]:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.wall))
+        return {"event": self.kind, "time": stamp, "watched_s": round(self.seconds, 1), **self.result.to_dict()}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a watch ended: ``found`` (a report ended it), ``timeout`` or ``interrupted``."""
+
+    source: str
+    reason: str
+    reports: int
+    seconds: float
+    lines_read: int
+    last_line: int
+
+    def summary(self) -> str:
+        found = "nothing found" if not self.reports else f"{self.reports} report{'s' * (self.reports > 1)}"
+        why = "timeout" if self.reason == "timeout" else "stopped"
+        lines = f"{self.lines_read} new line{'s' * (self.lines_read != 1)}"
+        return (f"dllogscan watch: {ScanResult(source=self.source).source}: {found} in {duration(self.seconds)} "
+                f"({why}; {lines} read, up to line {self.last_line})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),
+                "lines_read": self.lines_read, **ScanResult(source=self.source, lines=self.last_line).to_dict()}
+
+
+class Reporter:
+    """Writes events and the summary to standard output in ``fmt`` (one of ``FORMATS``), each
+    flushed at once: a watch is read as it happens, often through a pipe."""
+
+    def __init__(self, fmt: str, stream: TextIO | None = None) -> None:
+        self.fmt, self.stream = fmt, stream
+
+    @property
+    def out(self) -> TextIO:
+        return self.stream or sys.stdout
+
+    def event(self, event: Event) -> None:
+        if self.fmt == "text":
+            from ..report.terminal import print_results
+            from rich.console import Console
+
+            self.out.write(event.headline() + "\n")
+            print_results([event.result], Console(file=self.out, highlight=False))
+        else:
+            self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def end(self, outcome: Outcome) -> None:
+        self.out.write((outcome.summary() if self.fmt == "text" else json.dumps(outcome.to_dict())) + "\n")
+        self.out.flush()

@@ -1,0 +1,197 @@
+"""The watch loop: poll the file, keep a window of its last lines, decide when a keyword has
+settled, measure the progress (the rules: ``watch/__init__.py``)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core.models import ScanResult
+from ..correlate.cadence import PROGRESS_B
+from ..correlate.stall import Arrivals, Stall
+from ..normalize.encoding import text_encoding
+from ..normalize.lines import clean
+from ..pipeline import runner as pipeline
+from ..scan.limits import MAX_EVIDENCE_CHARS
+from ..sources.follow import Follower, Notice, Piece
+from ..sources.streams import from_flat
+from .events import Event, Outcome
+
+SETTLE_S = 2.0
+SETTLE_CAP = 3
+WINDOW_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to watch: ``stall``, ``timeout``, ``interval`` and ``settle`` in seconds (``stall``
+    None: the threshold ``correlate/stall.py`` measures; ``timeout`` None: until stopped)."""
+
+    interval: float = 1.0
+    stall: float | None = None
+    keep_going: bool = False
+    timeout: float | None = None
+    from_start: bool = False
+    settle: float = SETTLE_S
+    signatures: tuple[str, ...] = ()
+    prefilter: str = "auto"
+    min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
+
+
+def _text(raw: bytes) -> str:
+    return clean(raw)[:MAX_EVIDENCE_CHARS]
+
+
+def last_progress(data: bytes) -> tuple[int, bytes] | None:
+    """The index (among the lines of ``data``) and the bytes of its last progress line, found from
+    the end; None when it has none."""
+    if not PROGRESS_B.search(data):
+        return None
+    end = len(data) - data.endswith(b"\n")
+    while True:
+        start = data.rfind(b"\n", 0, end) + 1
+        if PROGRESS_B.search(data, start, end):
+            return data.count(b"\n", 0, start), data[start:end]
+        end = start - 1
+
+
+def progress_of(piece: Piece) -> tuple[int, str, int] | None:
+    """The last progress line a piece brought (its number and text) and how many it brought (live
+    pieces only: the backlog makes no bursts), the unfinished line's redrawn segments included (a
+    tqdm bar ends its line only when it is done)."""
+    found, count = None, 0
+    if piece.data and (last := last_progress(piece.data)) is not None:
+        found = (piece.first_line + last[0], last[1])
+        if not piece.backlog:
+            count = len({piece.data.rfind(b"\n", 0, m.start()) for m in PROGRESS_B.finditer(piece.data)})
+    drawn = [s for s in piece.partial.split(b"\r") if PROGRESS_B.search(s)]
+    if drawn:
+        found, count = (piece.first_line + piece.count, drawn[-1]), count + len(drawn)
+    return None if found is None else (found[0], _text(found[1]), count)
+
+
+class Watch:
+    """One followed file and what is known of it; ``tick`` once per poll."""
+
+    def __init__(self, path: str, options: Options, say: Callable[[str], None],
+                 wall: Callable[[], float] = time.time) -> None:
+        self.options, self.say, self.wall = options, say, wall
+        self.follower = Follower(path, options.from_start, encoding_of=text_encoding)
+        self.scanner = pipeline.get_scanner(options.signatures, options.prefilter)
+        self.arrivals = Arrivals(options.stall)
+        self.source = path
+        self.lines_read = 0
+        self._restart()
+
+    def _restart(self) -> None:
+        self.window, self.window_first = bytearray(), 1
+        self.decided_to = 0  # the last line an earlier decision (or the context) covered
+        self.pending: list[float] | None = None  # when a keyword came, and the last bytes after it
+
+    def tick(self, now: float) -> list[tuple[str, ScanResult]]:
+        """Read what is new, then decide, measure: the reports due (``failure`` or ``stall``)."""
+        due: list[tuple[str, ScanResult]] = []
+        live = None
+        for item in self.follower.read():
+            if isinstance(item, Notice):
+                self.say(item.text)
+                if item.restart:
+                    due += self._decide() if self.pending else []  # what the old file printed last
+                    self._restart()
+                continue
+            due += self._take(item, now)
+            found = progress_of(item)
+            if found is not None and item.backlog:  # written before it was read: at its mtime
+                self.arrivals.backlog(now - max(0.0, self.wall() - self.follower.written), *found[:2])
+            elif found is not None:
+                live = found if live is None else (found[0], found[1], live[2] + found[2])
+        self.arrivals.poll(now, live)
+        if self.pending and (now - self.pending[1] >= self.options.settle
+                             or now - self.pending[0] >= self.options.settle * SETTLE_CAP):
+            due += self._decide()
+        if self.pending:
+            return due  # a failure may be settling: it, not a stall, explains the quiet
+        unfinished = self.follower.unfinished
+        stall = self.arrivals.stalled(now, midline=bool(unfinished.strip()) and b"\r" not in unfinished)
+        if stall is not None:
+            due.append(("stall", self._stalled(stall)))
+        return due
+
+    def _take(self, piece: Piece, now: float) -> list[tuple[str, ScanResult]]:
+        """Keep a piece's lines in the window; a keyword in new ones asks for a decision."""
+        due = []
+        if piece.data:
+            if self.pending and len(self.window) + len(piece.data) > 2 * WINDOW_BYTES:
+                due = self._decide(unfinished=False)  # before the lines it waits on leave the window
+            self.window += piece.data
+            self._trim()
+            last = piece.data.rfind(b"\n", 0, len(piece.data) - 1) + 1
+            self.arrivals.saw(piece.first_line + piece.count - 1, _text(piece.data[last:-1]))
+        if piece.context:
+            self.decided_to = piece.first_line + piece.count - 1
+            return due
+        self.lines_read += piece.count
+        if self.pending:
+            self.pending[1] = now
+        elif self.scanner.prefilter.positions(piece.data + piece.partial, 0, len(piece.data) + len(piece.partial)):
+            self.pending = [now, now]
+        return due
+
+    def _trim(self) -> None:
+        excess = len(self.window) - WINDOW_BYTES
+        if excess > 0:
+            cut = self.window.find(b"\n", excess) + 1 or len(self.window)
+            self.window_first += self.window.count(b"\n", 0, cut)
+            del self.window[:cut]
+
+    def _window(self, unfinished: bool = True):
+        """The window (and the unfinished line after it) as a source numbered as in the file."""
+        data = bytes(self.window) + (self.follower.unfinished if unfinished else b"")
+        return from_flat(data, self.source, first_line=self.window_first)
+
+    def _decide(self, unfinished: bool = True) -> list[tuple[str, ScanResult]]:
+        """Diagnose the window; report what cites a line no earlier decision read. ``unfinished``:
+        with the unfinished line (not while a piece is half taken)."""
+        self.pending = None
+        result = pipeline.run(self._window(unfinished), self.scanner, self.options.min_confidence, classifier="off")
+        new = tuple(d for d in result.diagnoses if any(e.line > self.decided_to for e in d.evidence))
+        self.decided_to = max(self.decided_to, self.window_first + self.window.count(b"\n") - 1)
+        if not new:
+            return []
+        self.arrivals.explained()
+        return [("failure", dataclasses.replace(result, diagnoses=new))]
+
+    def _stalled(self, stall: Stall) -> ScanResult:
+        return pipeline.run_stalled(self._window(), self.scanner, stall)
+
+    def close(self) -> None:
+        self.follower.close()
+
+
+def watch(path: str, options: Options, report: Callable[[Event], None], say: Callable[[str], None],
+          clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C):
+    ``report`` gets each, ``say`` each thing that happened to the file. SourceError for a file
+    that cannot be read or is no text log."""
+    state = Watch(path, options, say)
+    start = clock()
+    reports, reason = 0, "interrupted"
+    try:
+        while True:
+            now = clock()
+            for kind, result in state.tick(now):
+                report(Event(kind, result, now - start, state.wall()))
+                reports += 1
+                if not options.keep_going:
+                    return Outcome(path, "found", reports, clock() - start, state.lines_read, state.follower.lines)
+            if options.timeout is not None and now - start >= options.timeout:
+                reason = "timeout"
+                break
+            left = options.interval if options.timeout is None else start + options.timeout - now
+            sleep(max(0.0, min(options.interval, left)))
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    finally:
+        state.close()
+    return Outcome(path, reason, reports, clock() - start, state.lines_read, state.follower.lines)

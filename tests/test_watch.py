@@ -1,0 +1,270 @@
+"""``dllogscan watch`` end to end: ``python -m dllogscan watch`` in a subprocess following a real
+file that a writer thread grows, rotates or truncates while it runs. Short polls (0.1 s), a short
+settle (0.5 s) and timeouts everywhere, so no test can hang."""
+from __future__ import annotations
+
+import codecs
+import json
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import jsonschema
+
+from tests.conftest import FIXTURES, progress_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
+BUS = ("RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error. It is possible that "
+       "dataloader's workers are out of shared memory.\n")
+#: a real run's log (corpus/gen): a worker's collate_fn could not allocate shared memory
+SHM_LOG = (ROOT / "corpus" / "logs" / "a-shm-nospace-fs-w2.log").read_text()
+QUICK = ("--interval", "0.1", "--settle", "0.5")
+
+
+class Watch:
+    """``dllogscan watch PATH ARGS`` running; its stdout and stderr are read as they come."""
+
+    def __init__(self, path: Path, *args: str, fmt: str = "json", code: str | None = None) -> None:
+        head = [sys.executable, "-c", code] if code else [sys.executable, "-m", "dllogscan"]
+        timeout = () if "--timeout" in args else ("--timeout", "20s")
+        self.proc = subprocess.Popen([*head, "watch", str(path), "-f", fmt, *QUICK, *timeout, *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        self.said: queue.Queue[str] = queue.Queue()
+        self.err: list[str] = []
+        self.out: list[str] = []
+        threading.Thread(target=self._read, args=(self.proc.stderr, self.err, self.said), daemon=True).start()
+        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout, self.out, None), daemon=True)
+        self.reader.start()
+
+    @staticmethod
+    def _read(stream, into: list[str], said: queue.Queue | None) -> None:
+        for line in stream:
+            into.append(line)
+            if said is not None:
+                said.put(line)
+
+    def wait_for(self, words: str, timeout: float = 15.0) -> None:
+        """Until stderr says ``words`` (the watch has started, or is waiting for the file)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                if words in self.said.get(timeout=0.2):
+                    return
+            except queue.Empty:
+                continue
+        raise AssertionError(f"watch never said {words!r}: {self.err}")
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, list[dict]]:
+        rc = self.proc.wait(timeout=timeout)
+        self.reader.join(timeout=5)
+        return rc, [json.loads(line) for line in self.out] if self.out and self.out[0].startswith("{") else []
+
+
+def append(path: Path, *steps: tuple[float, str]) -> threading.Thread:
+    """Append each text after its delay (seconds), in a thread; returns it started."""
+    def run() -> None:
+        for delay, text in steps:
+            time.sleep(delay)
+            with path.open("a", encoding="utf-8") as f:
+                f.write(text)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def classes(event: dict) -> list[tuple[str, str]]:
+    return [(d["class"], d["subclass"]) for d in event["diagnoses"]]
+
+
+def test_a_failure_printed_mid_run_is_reported_at_once_with_its_line_in_the_file(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(200))
+    watch = Watch(log)
+    watch.wait_for("following")
+    half = BUS.index("by signal")
+    writer = append(log, *[(0.05, progress_lines(1, 200 + i)) for i in range(10)],
+                    (0.1, BUS[:half]), (0.3, BUS[half:]),  # the failure line in two writes
+                    *[(0.1, progress_lines(1, 300 + i)) for i in range(40)])  # other ranks go on
+    rc, events = watch.finish()
+    assert writer.is_alive()  # decided while the other ranks still write: a log that never goes quiet
+    writer.join()
+    assert rc == 1, watch.err
+    (event,) = events
+    assert event["event"] == "failure" and classes(event) == [("A", "bus-error")]
+    jsonschema.validate({k: v for k, v in event.items() if k not in ("event", "time", "watched_s")}, SCHEMA)
+    evidence = event["diagnoses"][0]["evidence"]
+    assert [e["line"] for e in evidence] == [211] and "Bus error" in evidence[0]["text"]
+    assert log.read_text().splitlines()[210].startswith("RuntimeError: DataLoader worker (pid 363)")
+
+
+def test_half_a_traceback_is_not_reported_as_another_class(tmp_path):
+    """The shm traceback's top says B/getitem (``Caught RuntimeError in DataLoader worker``); its
+    last line, a write later, makes it A. The watch waits for the writes to settle."""
+    log = tmp_path / "train.log"
+    log.write_text("")
+    lines = SHM_LOG.splitlines(keepends=True)
+    watch = Watch(log)
+    watch.wait_for("following")
+    append(log, (0.1, "".join(lines[:8])), (0.3, "".join(lines[8:30])), (0.3, "".join(lines[30:])))
+    rc, events = watch.finish()
+    assert rc == 1 and [e["event"] for e in events] == ["failure"], watch.err
+    assert classes(events[0]) == [("A", "shm-full")]
+    assert 54 in [e["line"] for e in events[0]["diagnoses"][0]["evidence"]]
+
+
+def test_a_stall_is_class_e_citing_the_last_progress_line_with_py_spy_first(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    watch = Watch(log, "--stall", "1.5s")
+    watch.wait_for("following")
+    append(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(8)], (0.2, "saving checkpoint to ckpt.pt\n"))
+    start = time.monotonic()
+    rc, events = watch.finish()
+    assert rc == 1, watch.err
+    (event,) = events
+    assert event["event"] == "stall" and classes(event) == [("E", "hang")]
+    diagnosis = event["diagnoses"][0]
+    lines = log.read_text().splitlines()
+    assert [(e["line"], e["text"]) for e in diagnosis["evidence"]] == [(13, lines[12]), (14, lines[13])]
+    assert lines[12].startswith("Epoch 0:") and diagnosis["facts"]["last_progress_line"] == "13"
+    assert diagnosis["fixes"][0]["commands"][0].startswith("py-spy dump --pid")
+    assert re.match(r"no progress line for 1\.\d s after line 13 ", diagnosis["notes"][0])
+    assert 1.5 < time.monotonic() - start < 10
+
+
+def test_keep_going_reports_a_stall_then_a_later_failure_then_sums_up(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    watch = Watch(log, "--stall", "1s", "--keep-going", "--timeout", "6s")
+    watch.wait_for("following")
+    append(log, (0.1, progress_lines(1, 3)), (2.0, progress_lines(2, 4)), (0.3, BUS))
+    rc, events = watch.finish()
+    assert rc == 1, watch.err
+    assert [e["event"] for e in events] == ["stall", "failure", "end"]
+    assert classes(events[0]) == [("E", "hang")] and events[0]["diagnoses"][0]["evidence"][0]["line"] == 4
+    assert classes(events[1]) == [("A", "bus-error")] and events[1]["diagnoses"][0]["evidence"][0]["line"] == 7
+    assert events[2]["reason"] == "timeout" and events[2]["reports"] == 2 and events[2]["lines"] == 7
+
+
+def test_rotation_and_truncation_start_again_from_the_new_start(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(50))
+    watch = Watch(log)
+    watch.wait_for("following")
+    time.sleep(0.3)
+    log.rename(tmp_path / "train.log.1")
+    log.write_text(progress_lines(2) + BUS)
+    rc, events = watch.finish()
+    assert rc == 1 and classes(events[0]) == [("A", "bus-error")]
+    assert events[0]["diagnoses"][0]["evidence"][0]["line"] == 3
+    assert any("was replaced: reading the new file from its start" in line for line in watch.err)
+
+    log.write_text(progress_lines(50))
+    watch = Watch(log)
+    watch.wait_for("following")
+    time.sleep(0.3)
+    log.write_text(BUS)  # copytruncate: the same file, cut and written again
+    rc, events = watch.finish()
+    assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 1
+    assert any("was truncated: reading it again from its start" in line for line in watch.err)
+
+
+def test_a_file_created_late_is_waited_for_and_said_once(tmp_path):
+    log = tmp_path / "later.log"
+    watch = Watch(log)
+    watch.wait_for("does not exist yet")
+    time.sleep(0.8)  # eight polls
+    log.write_text(progress_lines(3) + BUS)
+    rc, events = watch.finish()
+    assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 4
+    assert sum("does not exist yet" in line for line in watch.err) == 1
+    assert "Traceback" not in "".join(watch.err)
+
+
+def test_timeout_with_nothing_found_is_exit_0_and_one_summary_line(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(BUS + progress_lines(20))  # an old failure, before the watch: context, not news
+    watch = Watch(log, "--timeout", "1.5s", fmt="text")
+    watch.wait_for("following")
+    append(log, (0.2, progress_lines(30, 20)))
+    rc, _ = watch.finish()
+    assert rc == 0, watch.err
+    (summary,) = watch.out
+    assert summary.startswith(f"dllogscan watch: {log}: nothing found in 1.") and summary.endswith(
+        "(timeout; 30 new lines read, up to line 51)\n")
+
+    watch = Watch(log, "--from-start")  # the same file read whole: the old failure is news
+    rc, events = watch.finish()
+    assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 1
+
+
+def test_ctrl_c_is_exit_0_with_the_summary(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(10))
+    watch = Watch(log, fmt="text")
+    watch.wait_for("following")
+    append(log, (0.1, progress_lines(2, 10))).join()
+    time.sleep(0.5)
+    watch.proc.send_signal(signal.SIGINT)
+    rc, _ = watch.finish()
+    assert rc == 0 and watch.out[-1].endswith("(stopped; 2 new lines read, up to line 12)\n"), watch.out
+    assert "Traceback" not in "".join(watch.err)
+
+
+def test_a_utf16_log_is_followed_with_its_line_numbers(tmp_path):
+    """What Windows PowerShell's ``>`` writes: a BOM, then UTF-16 text."""
+    log = tmp_path / "train.log"
+    log.write_bytes(codecs.BOM_UTF16_LE + progress_lines(30).encode("utf-16-le"))
+    watch = Watch(log)
+    watch.wait_for("read as utf-16-le")
+    with log.open("ab") as f:
+        f.write((progress_lines(2, 30) + BUS).encode("utf-16-le"))
+    rc, events = watch.finish()
+    assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 33, watch.err
+
+
+def test_the_watch_imports_no_classifier_and_no_torch(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5) + BUS)
+    code = ("import sys; from dllogscan.watch import Options, watch; "
+            "found = []; watch(sys.argv[1], Options(interval=0.1, settle=0.1, from_start=True), found.append, "
+            "lambda text: None); print(found[0].result.diagnoses[0].cls, "
+            "sorted(m for m in ('torch', 'sklearn', 'numpy', 'pandas') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.stdout.strip() == "A []", proc.stderr
+
+
+def test_bursts_of_buffered_output_are_no_stall(tmp_path):
+    """stdout block-buffered into a file: 60 progress lines at once, then nothing. With the floor
+    lowered to 1 s (it is 10 min), bursts 1.6 s apart pass it each time; the first step between
+    bursts sets the threshold (30 steps), and none is a stall. test_stall.py shows the same at
+    the real scale, where steps counted between lines would leave the floor alone."""
+    log = tmp_path / "train.log"
+    log.write_text("starting\n")
+    code = ("import dllogscan.correlate.cadence as c; c.MIN_SILENCE_S = 1.0; "
+            "from dllogscan.cli.fast import main; main()")
+    watch = Watch(log, "--timeout", "8s", code=code)
+    watch.wait_for("following")
+    bursts = [(0.6 if k == 1 else 1.6, progress_lines(60, 60 * k)) for k in range(5)]
+    append(log, *bursts)
+    rc, events = watch.finish()
+    assert rc == 0 and [e["event"] for e in events] == ["end"], (events, watch.err)
+    assert events[0]["lines_read"] == 300
+
+
+def test_unreadable_or_binary_files_and_bad_options_are_one_line_and_exit_2(tmp_path):
+    binary = tmp_path / "weights.bin"
+    binary.write_bytes(bytes(range(256)) * 40)
+    for args, message in [([str(binary)], "looks binary"), ([str(tmp_path)], "is a directory"),
+                          ([str(binary), "--stall", "soon"], "--stall takes a duration"),
+                          ([str(binary), "-f", "md"], "unknown --format 'md'")]:
+        proc = subprocess.run([sys.executable, "-m", "dllogscan", "watch", *args, "--timeout", "5s"],
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1].startswith("Error: ")
