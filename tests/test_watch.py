@@ -263,7 +263,7 @@ def test_unreadable_or_binary_files_and_bad_options_are_one_line_and_exit_2(tmp_
     binary.write_bytes(bytes(range(256)) * 40)
     for args, message in [([str(binary)], "looks binary"), ([str(tmp_path)], "is a directory"),
                           ([str(binary), "--stall", "soon"], "--stall takes a duration"),
-                          ([str(binary), "-f", "md"], "unknown --format 'md'")]:
+                          ([str(binary), "-f", "md"], "unknown --format 'md'"), (["-"], "tee job.log")]:
         proc = subprocess.run([sys.executable, "-m", "dllogscan", "watch", *args, "--timeout", "5s"],
                               capture_output=True, text=True, timeout=30)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core.errors import UsageError
 from ..core.models import ScanResult
 from ..correlate.cadence import PROGRESS_B
 from ..correlate.stall import Arrivals, Stall
@@ -173,7 +174,10 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C):
     ``report`` gets each, ``say`` each thing that happened to the file. SourceError for a file
-    that cannot be read or is no text log."""
+    that cannot be read or is no text log; UsageError for ``-`` (a pipe has no file to follow)."""
+    if path == "-":
+        raise UsageError("watch follows a file by its name; write the output to one (... | tee job.log) and "
+                         "watch that")
     state = Watch(path, options, say)
     start = clock()
     reports, reason = 0, "interrupted"
