@@ -64,7 +64,7 @@ def test_a_stamp_inside_a_longer_number_is_not_a_time():
 def test_civil_seconds_agree_with_the_calendar():
     from calendar import timegm
 
-    from dllogscan.correlate.cadence import _seconds
+    from dllogscan.correlate.stamps import seconds_of as _seconds
 
     for stamp in [(2026, 11, 30, 6, 0, 0), (2024, 2, 29, 23, 59, 59), (2000, 3, 1, 0, 0, 1), (2031, 1, 1, 12, 30, 0)]:
         assert _seconds(*stamp) == timegm(stamp + (0, 0, 0))
@@ -291,7 +291,7 @@ def test_month_first_dates_read_as_before(start):
 def test_the_date_order_is_decided_once_for_the_end():
     """Over 12 first: day first; over 12 second: month first; neither: the reading that runs
     forward and spans least, a tie month first; both (two layouts): each stamp alone."""
-    from dllogscan.correlate.cadence import _Context
+    from dllogscan.correlate.stamps import Context as _Context
 
     def order(*dates: str):
         return _Context("".join(f"{d}/2026 10:00:00 step 1\n" for d in dates).encode()).day_first

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 
 import dllogscan
-from dllogscan.correlate.cadence import _offset, measure, steady_end, timing
+from dllogscan.correlate.cadence import measure, steady_end, timing
+from dllogscan.correlate.stamps import zone_offset
 
 T0 = datetime(2026, 12, 1, 12, 0, 0)
 LAST = T0 + timedelta(seconds=2 * 299)  # the last of 300 steps, 2 s apart
@@ -143,7 +144,7 @@ def test_stamps_with_other_offsets_are_read_in_utc():
     (b" - INFO - step", None), (b"+1500 x", None), (b"", None),
 ])
 def test_what_reads_as_a_zone(after, offset):
-    assert _offset(b"2026-12-01T12:00:00" + after, 19) == offset
+    assert zone_offset(b"2026-12-01T12:00:00" + after, 19) == offset
 
 
 def test_explain_says_the_silence_could_not_be_measured(tmp_path):
