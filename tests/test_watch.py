@@ -33,8 +33,11 @@ class Watch:
     def __init__(self, path: Path, *args: str, fmt: str = "json", code: str | None = None) -> None:
         head = [sys.executable, "-c", code] if code else [sys.executable, "-m", "dllogscan"]
         timeout = () if "--timeout" in args else ("--timeout", "20s")
+        # SIGINT as a terminal gives it: a suite started in the background (``cmd &``) passes it on
+        # ignored, and Python then never raises KeyboardInterrupt (the Ctrl-C test)
         self.proc = subprocess.Popen([*head, "watch", str(path), "-f", fmt, *QUICK, *timeout, *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.said: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
         self.out: list[str] = []
