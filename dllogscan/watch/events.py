@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..core.models import ScanResult
+from ..core.printable import escape
 from ..correlate.cadence import duration
 
 #: the formats a watch writes: the report, or JSON lines (``json`` is a synonym: one object an event)
@@ -52,7 +53,7 @@ class Outcome:
         found = "nothing found" if not self.reports else f"{self.reports} report{'s' * (self.reports > 1)}"
         why = "timeout" if self.reason == "timeout" else "stopped"
         lines = f"{self.lines_read} new line{'s' * (self.lines_read != 1)}"
-        return (f"dllogscan watch: {ScanResult(source=self.source).source}: {found} in {duration(self.seconds)} "
+        return (f"dllogscan watch: {escape(self.source)}: {found} in {duration(self.seconds)} "
                 f"({why}; {lines} read, up to line {self.last_line})")
 
     def to_dict(self) -> dict[str, Any]:
