@@ -128,7 +128,7 @@ def test_a_quiet_stretch_longer_than_the_first_windows_is_measured_whole():
         text = progress_log(300, 2.0, timedelta(seconds=2), "{t:%Y-%m-%d %H:%M:%S} INFO saving checkpoint")
         t = T0 + timedelta(seconds=2 * 299 + 2 + gap_s)
         text += "".join(f"{t + timedelta(seconds=i):%Y-%m-%d %H:%M:%S} WARNING watchdog: waiting on rank "
-                        f"{i % 8} for the collective {'x' * 60}\n" for i in range(400))
+                        f"{i} for the collective {'x' * 60}\n" for i in range(400))  # no two alike: no heartbeat
         assert len(text.split("saving checkpoint")[1]) > 32 << 10
         return text.encode()
 
@@ -136,6 +136,55 @@ def test_a_quiet_stretch_longer_than_the_first_windows_is_measured_whole():
     assert s is not None
     assert (s.last_line, s.quiet_from, s.end_line, s.seconds, s.progress_lines) == (300, 301, 302, 5400.0, 50)
     assert measure(log(60), 1) is None
+
+
+HEARTBEAT = "{t:%Y-%m-%d %H:%M:%S},456 INFO monitor: GPU util 0%, mem 10.2 GB"
+
+
+def with_lines(text: str, start: datetime, every: timedelta, lines: list[str]) -> str:
+    """``text`` then ``lines`` stamped ``every`` apart from ``start + every``."""
+    return text + "".join(line.format(t=start + every * (k + 1)) + "\n" for k, line in enumerate(lines))
+
+
+def test_a_heartbeat_does_not_break_the_silence(tmp_path):
+    """A monitor's line every 5 min after the last step kept every stretch under 10 min: a hang of
+    2 h before the time-limit kill read as no silence, and the log as nothing found."""
+    last = T0 + timedelta(seconds=2 * 299)
+    text = with_lines(progress_log(300, 2.0), last, timedelta(minutes=5), [HEARTBEAT] * 23)
+    text = with_lines(text, last + timedelta(minutes=115), timedelta(minutes=3), [SLURM_KILL])
+    s = measure(text.encode(), 1)
+    assert (s.last_line, s.quiet_from, s.end_line, s.seconds) == (300, 300, 324, 118 * 60.0)
+    assert (s.heartbeats, s.heartbeat_line) == (23, 301)
+    assert "no output but a repeated line (line 301's, 23 times: a heartbeat) for 1 h 58 min" in s.describe()
+    log = tmp_path / "slurm-4242.out"
+    log.write_text(text)
+    assert [(d.cls, d.subclass) for d in dllogscan.scan(log, classifier="off").diagnoses] == [("E", "hang")]
+
+
+@pytest.mark.parametrize("lines", [
+    # the same words twice only, or lines that differ (work that moves: a counter, a file name)
+    [HEARTBEAT, HEARTBEAT],
+    ["{t:%Y-%m-%d %H:%M:%S} INFO uploading shard " + str(k) + " of 23" for k in range(23)],
+])
+def test_lines_that_do_not_repeat_word_for_word_still_end_the_silence(lines):
+    last = T0 + timedelta(seconds=2 * 299)
+    text = with_lines(progress_log(300, 2.0), last, timedelta(minutes=5), lines)
+    assert measure(with_lines(text, last + timedelta(minutes=5 * len(lines)), timedelta(minutes=3),
+                              [SLURM_KILL]).encode(), 1) is None
+
+
+def test_a_heartbeats_stamp_aside_is_its_text():
+    """The stamp, its fraction of a second and its zone are not part of the repeated text; what
+    follows is, numbers included."""
+    from dllogscan.correlate.cadence import heartbeats
+    from dllogscan.correlate.stamps import stamped_backwards
+
+    end = (b"2026-11-30T02:00:00.123Z WARN wandb: retrying upload (attempt 3)\n"
+           b"2026-11-30T02:05:00.5+05:30 WARN wandb: retrying upload (attempt 3)\n"
+           b"I1130 02:10:00.000001 WARN wandb: retrying upload (attempt 3)\n"
+           b"2026-11-30 02:15:00 WARN wandb: retrying upload (attempt 4)\n")
+    lines = list(stamped_backwards(end))
+    assert sorted(heartbeats(end, lines)) == sorted(line[0] for line in lines[1:])
 
 
 def test_a_silence_verdict_fills_its_fixes_with_the_logs_configuration(tmp_path):

@@ -20,8 +20,11 @@ Rules:
   ``STEADY_RATIO`` cadences (or ``STEADY_MIN_S``) of the last progress line: a Slurm time-limit
   kill then found a job still at work, not a hang;
 - the silence is the longest stretch without any timestamped line from the last progress line to
-  the end; it counts (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a
-  timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences;
+  the end, a heartbeat not counting as output: a line after the last progress line whose text
+  (its stamp aside) comes back word for word ``HEARTBEAT_REPEATS`` times or more (a monitor's
+  ``GPU util 0%``, a retry loop's warning, Horovod's stalled-ranks notice) says the process is
+  alive, not that it works; the end's last stamped line still ends the stretch. It counts
+  (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences;
   alone it says hang only where something after the last progress line says the run was stopped
   or failed (``Silence.stopped``: a kill, a watchdog, a traceback), not where the program ended
   the quiet itself and finished (a final evaluation, an upload, then "Done.").
@@ -35,7 +38,8 @@ from itertools import islice
 
 from ..normalize import lines as normalize
 from .candidates import PROGRESS_RE
-from .stamps import BACKWARDS_S, Stamped, reading, readings, stamped_backwards, stamps_in, zone_name
+from .stamps import (BACKWARDS_S, TIMESTAMP_RE, ZONE_RE, Stamped, reading, readings, stamped_backwards, stamps_in,
+                     zone_name)
 
 PROGRESS_B = re.compile(PROGRESS_RE.pattern.encode(), re.IGNORECASE)
 MIN_PROGRESS = 5
@@ -53,6 +57,10 @@ MAX_SPAN_S = 60 * 86400.0  # a silence longer than this is two runs in one file,
 STOPPED_B = re.compile(rb"kill|cancel|terminat|sig(?:term|int|kill|usr|abrt)|signal|abort|time ?limit|timed? ?out"
                        rb"|watchdog|preempt|interrupt|traceback|error|exception|fatal|exited with (?:code|status) [1-9]"
                        rb"|no batch|stuck|hang|froze|\^C", re.IGNORECASE)
+#: a line after the last progress line that comes back word for word (its stamp aside) this many
+#: times is a heartbeat, not output: it does not break a silence
+HEARTBEAT_REPEATS = 3
+FRACTION_B = re.compile(rb"[.,]\d{1,9}")
 #: how much a measured silence weighs as evidence of a hang (class E), alone or beside E hits
 WEIGHT = 0.6
 
@@ -76,14 +84,19 @@ class Silence:
     #: the silence runs from a stamp with a zone to one without (or back), read on one clock: the
     #: zone the other stamp names (``reading``), given here as ``UTC`` or ``UTC+05:30``
     zone_assumed: str | None = None
+    #: heartbeat lines inside the silence (``HEARTBEAT_REPEATS``): how many, and the first one's number
+    heartbeats: int = 0
+    heartbeat_line: int = 0
 
     def describe(self) -> str:
         where = "after it" if self.quiet_from == self.last_line else f"from line {self.quiet_from}"
         zones = (f" (one of its ends has no time zone: read as {self.zone_assumed}, like the other)"
                  if self.zone_assumed else "")
+        quiet = (f"no output but a repeated line (line {self.heartbeat_line}'s, {self.heartbeats} times: a heartbeat)"
+                 if self.heartbeats else "no output")
         return (f"progress every {duration(self.cadence)} (median of the last {self.progress_lines} timestamped "
                 f"progress lines) "
-                f"up to line {self.last_line}, then no output for {self._silence()} {where} "
+                f"up to line {self.last_line}, then {quiet} for {self._silence()} {where} "
                 f"until line {self.end_line}{zones}")
 
     def facts(self) -> dict[str, str]:
@@ -147,6 +160,7 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
     if _too_few_stamps(end):
         return None, None
     after: list[Stamped] = []  # stamped lines after the last progress line, last first
+    beats: set[int] = set()  # the heartbeats among them (their starts)
     progress: list[Stamped] = []  # the last CADENCE_LINES progress lines, last first
     quiet: list[Stamped] = []  # the last progress line and what followed, in order
     for line in stamped_backwards(end):
@@ -155,7 +169,8 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
             if len(progress) == 1:
                 # the silence can be no longer by now (the cadence can only rule it out): most logs
                 # end in progress or in a short pause, and need no more lines than this
-                quiet = [line] + after[::-1]
+                beats = heartbeats(end, after)
+                quiet = [line] + [a for a in after[::-1] if a is after[0] or a[0] not in beats]
                 steps = [readings(a, b) for a, b in zip(quiet, quiet[1:])]
                 if max((max(r) for r in steps), default=0.0) < MIN_SILENCE_S or max(
                         (r[0] for r in steps), default=0.0) > MAX_SPAN_S:
@@ -184,10 +199,38 @@ def timing(end: bytes, first_line: int) -> tuple[Silence | None, TwoZones | None
         return None, TwoZones(last_line=number(last), zoned_line=number(zoned), local_line=number(local))
     start, stop = quiet[at], quiet[at + 1]
     crossed = (start[3] is None) != (stop[3] is None)
+    inside = sorted(b for b in beats if start[0] < b <= stop[0])
     return Silence(last_line=number(last), last_text=text(last), quiet_from=number(start),
                    end_line=number(stop), end_text=text(stop), seconds=best, cadence=cadence,
                    progress_lines=len(progress), stopped=STOPPED_B.search(end, last[1]) is not None,
-                   zone_assumed=zone_name(start if start[3] is not None else stop) if crossed else None), None
+                   zone_assumed=zone_name(start if start[3] is not None else stop) if crossed else None,
+                   heartbeats=len(inside), heartbeat_line=first_line + end.count(b"\n", 0, inside[0]) if inside else 0
+                   ), None
+
+
+def heartbeats(end: bytes, lines: list[Stamped]) -> set[int]:
+    """The starts of the ``lines`` whose text, stamp aside, comes back word for word at least
+    ``HEARTBEAT_REPEATS`` times among them."""
+    if len(lines) < HEARTBEAT_REPEATS:
+        return set()
+    keys = [_unstamped(end, line) for line in lines]
+    counts: dict[bytes, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return {line[0] for line, key in zip(lines, keys) if key and counts[key] >= HEARTBEAT_REPEATS}
+
+
+def _unstamped(end: bytes, line: Stamped) -> bytes:
+    """A stamped line's bytes without its first stamp (with the fraction of a second and the
+    zone after it), surrounding blanks stripped."""
+    text = end[line[0]:line[1]]
+    m = TIMESTAMP_RE.search(text)
+    if m is None:
+        return text.strip()
+    zone = ZONE_RE.match(text, m.end())
+    stop = zone.end() if zone else m.end()
+    fraction = FRACTION_B.match(text, stop)
+    return (text[:m.start()] + text[fraction.end() if fraction else stop:]).strip()
 
 
 def _cadence(progress: list[Stamped]) -> float:
