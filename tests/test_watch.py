@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from tests.conftest import FIXTURES, progress_lines
 
@@ -27,17 +28,23 @@ SHM_LOG = (ROOT / "corpus" / "logs" / "a-shm-nospace-fs-w2.log").read_text()
 QUICK = ("--interval", "0.1", "--settle", "0.5")
 
 
+def signals_as_a_terminal_gives_them() -> None:
+    """SIGINT and SIGTERM at their defaults in a child: a suite started in the background (``cmd
+    &``, ``nohup``) passes SIGINT on ignored, and Python then never raises KeyboardInterrupt (the
+    Ctrl-C test)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Watch:
     """``dllogscan watch PATH ARGS`` running; its stdout and stderr are read as they come."""
 
     def __init__(self, path: Path, *args: str, fmt: str = "json", code: str | None = None) -> None:
         head = [sys.executable, "-c", code] if code else [sys.executable, "-m", "dllogscan"]
         timeout = () if "--timeout" in args else ("--timeout", "20s")
-        # SIGINT as a terminal gives it: a suite started in the background (``cmd &``) passes it on
-        # ignored, and Python then never raises KeyboardInterrupt (the Ctrl-C test)
         self.proc = subprocess.Popen([*head, "watch", str(path), "-f", fmt, *QUICK, *timeout, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                     preexec_fn=signals_as_a_terminal_gives_them)
         self.said: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
         self.out: list[str] = []
@@ -207,14 +214,15 @@ def test_timeout_with_nothing_found_is_exit_0_and_one_summary_line(tmp_path):
     assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 1
 
 
-def test_ctrl_c_is_exit_0_with_the_summary(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_is_exit_0_with_the_summary(tmp_path, sig):
     log = tmp_path / "train.log"
     log.write_text(progress_lines(10))
     watch = Watch(log, fmt="text")
     watch.wait_for("following")
     append(log, (0.1, progress_lines(2, 10))).join()
     time.sleep(0.5)
-    watch.proc.send_signal(signal.SIGINT)
+    watch.proc.send_signal(sig)
     rc, _ = watch.finish()
     assert rc == 0 and watch.out[-1].endswith("(stopped; 2 new lines read, up to line 12)\n"), watch.out
     assert "Traceback" not in "".join(watch.err)

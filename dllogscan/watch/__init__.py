@@ -23,8 +23,8 @@ Rules:
   reported as class E, subclass hang (``pipeline.run_stalled``): the last progress line and the
   last line read as evidence, the silence in its note and facts, E's fixes, py-spy first;
 - the end: exit 1 at the first report; with ``keep_going`` each report is printed and the watch
-  goes on (a stall is reported once until progress comes back). Ctrl-C or ``timeout`` end it with
-  a summary: exit 0 when nothing was reported.
+  goes on (a stall is reported once until progress comes back). Ctrl-C (SIGTERM too, in the
+  command) or ``timeout`` end it with a summary: exit 0 when nothing was reported.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

@@ -1,7 +1,9 @@
 """``dllogscan watch FILE``: follow a growing training log; report a failure or a stall live."""
 from __future__ import annotations
 
-from typing import Optional
+import signal
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import typer
 
@@ -9,6 +11,21 @@ from ..options import MinConfidence, Prefilter, Signatures
 
 STALL_HELP = ("Report a stall after this long without a progress line (90s, 30m, 2h). Default: the larger of "
               "10 min and 30 times the interval at which progress has been arriving.")
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, ``timeout``, a scheduler's cancel) raises KeyboardInterrupt while the
+    watch runs, so it ends as Ctrl-C ends it: with its summary and exit code. The handler before
+    is put back after."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +36,7 @@ def register(app: typer.Typer) -> None:
   dllogscan watch job.log --keep-going -f json >> events.jsonl
   dllogscan watch run.log --from-start --timeout 2h
 
-Exit codes: 0 nothing found (Ctrl-C, --timeout); 1 a failure or a stall
+Exit codes: 0 nothing found (Ctrl-C or SIGTERM, --timeout); 1 a failure or a stall
 reported; 2 a usage error, or a file that cannot be read or is not a text log.
 """)
     def watch_cmd(
@@ -58,7 +75,8 @@ reported; 2 a usage error, or a file that cannot be read or is not a text log.
                               signatures=tuple(str(s) for s in signatures), prefilter=prefilter_of(prefilter, None),
                               min_confidence=check_min_confidence(min_confidence))
             reporter = Reporter(check_choice("--format", fmt, FORMATS))
-            outcome = watch(path, options, reporter.event, lambda text: sys.stderr.write(f"dllogscan: {text}\n"))
+            with sigterm_as_ctrl_c():
+                outcome = watch(path, options, reporter.event, lambda text: sys.stderr.write(f"dllogscan: {text}\n"))
         except (DllogscanError, ImportError) as exc:
             raise fail(str(exc))
         if outcome.reason != "found":
