@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from dllogscan.watch import process
 from tests.conftest import FIXTURES, progress_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +87,21 @@ def append(path: Path, *steps: tuple[float, str]) -> threading.Thread:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
+
+
+def job(log: Path, *steps: tuple[float, str]) -> subprocess.Popen:
+    """A job's process: once its standard input closes (the watch has started), it appends each
+    text to ``log`` after its delay, then exits. Not waited for until the test says: a zombie
+    meanwhile, as a job is to a watch that is not its parent's."""
+    code = ("import json, sys, time\nsys.stdin.read()\nfor delay, text in json.loads(sys.argv[2]):\n"
+            "    time.sleep(delay)\n    with open(sys.argv[1], 'a') as f:\n        f.write(text)\n")
+    return subprocess.Popen([sys.executable, "-c", code, str(log), json.dumps(steps)], stdin=subprocess.PIPE)
+
+
+def state_of(pid: int) -> str:
+    """The state letter of ``/proc/PID/stat`` (``Z``: a zombie), or '' where there is no /proc."""
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.read_text().rsplit(") ", 1)[1][0] if stat.exists() else ""
 
 
 def classes(event: dict) -> list[tuple[str, str]]:
@@ -228,6 +244,48 @@ def test_ctrl_c_or_sigterm_is_exit_0_with_the_summary(tmp_path, sig):
     assert "Traceback" not in "".join(watch.err)
 
 
+def test_with_pid_a_job_that_ended_ends_the_watch_with_no_stall_after_it(tmp_path):
+    """The job writes its last progress line and exits: the watch ends (a zombie is gone too), and
+    no stall is reported while it reads what is left, though that takes longer than --stall here."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    proc = job(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(5)])
+    watch = Watch(log, "--pid", str(proc.pid), "--stall", "1s", "--settle", "1.5", fmt="text")
+    watch.wait_for("following")
+    proc.stdin.close()
+    rc, _ = watch.finish()
+    assert state_of(proc.pid) in ("Z", "")  # not reaped while it was watched
+    assert proc.wait(timeout=5) == 0
+    assert rc == 0, (watch.out, watch.err)
+    (summary,) = watch.out
+    assert summary.endswith(f"(process {proc.pid} exited; 5 new lines read, up to line 10)\n"), summary
+
+
+def test_with_pid_the_failure_a_job_prints_as_it_dies_is_reported_then_the_end(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    proc = job(log, (0.1, progress_lines(2, 3)), (0.1, BUS))
+    watch = Watch(log, "--pid", str(proc.pid))
+    watch.wait_for("following")
+    proc.stdin.close()
+    rc, events = watch.finish()
+    proc.wait(timeout=5)
+    assert rc == 1 and [e["event"] for e in events] == ["failure", "end"], (events, watch.err)
+    assert classes(events[0]) == [("A", "bus-error")] and events[0]["diagnoses"][0]["evidence"][0]["line"] == 6
+    assert events[1]["reason"] == "exited" and events[1]["pid"] == proc.pid and events[1]["reports"] == 1
+
+
+def test_a_process_of_another_user_is_alive_and_a_zombie_is_gone(monkeypatch):
+    def refused(pid: int, sig: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(process.os, "kill", refused)
+    monkeypatch.setattr(process, "_state", lambda pid: b"S")
+    assert process.alive(4242)
+    monkeypatch.setattr(process, "_state", lambda pid: b"Z")
+    assert not process.alive(4242)
+
+
 def test_a_utf16_log_is_followed_with_its_line_numbers(tmp_path):
     """What Windows PowerShell's ``>`` writes: a BOM, then UTF-16 text."""
     log = tmp_path / "train.log"
@@ -272,9 +330,12 @@ def test_bursts_of_buffered_output_are_no_stall(tmp_path):
 def test_unreadable_or_binary_files_and_bad_options_are_one_line_and_exit_2(tmp_path):
     binary = tmp_path / "weights.bin"
     binary.write_bytes(bytes(range(256)) * 40)
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()
     for args, message in [([str(binary)], "looks binary"), ([str(tmp_path)], "is a directory"),
                           ([str(binary), "--stall", "soon"], "--stall takes a duration"),
-                          ([str(binary), "-f", "md"], "unknown --format 'md'"), (["-"], "tee job.log")]:
+                          ([str(binary), "-f", "md"], "unknown --format 'md'"), (["-"], "tee job.log"),
+                          ([str(binary), "--pid", str(ended.pid)], f"--pid {ended.pid}: no such process")]:
         proc = subprocess.run([sys.executable, "-m", "dllogscan", "watch", *args, "--timeout", "5s"],
                               capture_output=True, text=True, timeout=30)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -24,7 +24,10 @@ Rules:
   last line read as evidence, the silence in its note and facts, E's fixes, py-spy first;
 - the end: exit 1 at the first report; with ``keep_going`` each report is printed and the watch
   goes on (a stall is reported once until progress comes back). Ctrl-C (SIGTERM too, in the
-  command) or ``timeout`` end it with a summary: exit 0 when nothing was reported.
+  command) or ``timeout`` end it with a summary: exit 0 when nothing was reported;
+- the job's process (``pid``, ``process.py``): once it has gone (a zombie too), the file is read
+  one last time after one settle time (a reader of its pipe writes after it), a keyword there is
+  decided at once, its failures reported, and the watch ends (``exited``). No stall after it.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

@@ -40,7 +40,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a watch ended: ``found`` (a report ended it), ``timeout`` or ``interrupted``."""
+    """How a watch ended: ``found`` (a report ended it), ``timeout``, ``interrupted`` (Ctrl-C,
+    SIGTERM) or ``exited`` (the process ``pid`` has gone)."""
 
     source: str
     reason: str
@@ -48,17 +49,24 @@ class Outcome:
     seconds: float
     lines_read: int
     last_line: int
+    pid: int | None = None
+
+    def why(self) -> str:
+        """The reason in the summary's words."""
+        if self.reason == "exited":
+            return f"process {self.pid} exited"
+        return "timeout" if self.reason == "timeout" else "stopped"
 
     def summary(self) -> str:
         found = "nothing found" if not self.reports else f"{self.reports} report{'s' * (self.reports > 1)}"
-        why = "timeout" if self.reason == "timeout" else "stopped"
         lines = f"{self.lines_read} new line{'s' * (self.lines_read != 1)}"
         return (f"dllogscan watch: {escape(self.source)}: {found} in {duration(self.seconds)} "
-                f"({why}; {lines} read, up to line {self.last_line})")
+                f"({self.why()}; {lines} read, up to line {self.last_line})")
 
     def to_dict(self) -> dict[str, Any]:
+        pid = {} if self.pid is None else {"pid": self.pid}
         return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),
-                "lines_read": self.lines_read, **ScanResult(source=self.source, lines=self.last_line).to_dict()}
+                "lines_read": self.lines_read, **pid, **ScanResult(source=self.source, lines=self.last_line).to_dict()}
 
 
 class Reporter:

@@ -18,6 +18,7 @@ from ..scan.limits import MAX_EVIDENCE_CHARS
 from ..sources.follow import Follower, Notice, Piece
 from ..sources.streams import from_flat
 from .events import Event, Outcome
+from .process import alive, check_pid
 
 SETTLE_S = 2.0
 SETTLE_CAP = 3
@@ -27,7 +28,8 @@ WINDOW_BYTES = 1 << 20
 @dataclass(frozen=True)
 class Options:
     """How to watch: ``stall``, ``timeout``, ``interval`` and ``settle`` in seconds (``stall``
-    None: the threshold ``correlate/stall.py`` measures; ``timeout`` None: until stopped)."""
+    None: the threshold ``correlate/stall.py`` measures; ``timeout`` None: until stopped); ``pid``
+    the job's process, whose end ends the watch."""
 
     interval: float = 1.0
     stall: float | None = None
@@ -38,6 +40,7 @@ class Options:
     signatures: tuple[str, ...] = ()
     prefilter: str = "auto"
     min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
+    pid: int | None = None
 
 
 def _text(raw: bytes) -> str:
@@ -83,6 +86,7 @@ class Watch:
         self.arrivals = Arrivals(options.stall)
         self.source = path
         self.lines_read = 0
+        self.ended: str | None = None  # why the watch ends by itself (``Outcome.reason``)
         self._restart()
 
     def _restart(self) -> None:
@@ -92,6 +96,26 @@ class Watch:
 
     def tick(self, now: float) -> list[tuple[str, ScanResult]]:
         """Read what is new, then decide, measure: the reports due (``failure`` or ``stall``)."""
+        due = self._read(now)
+        if self.pending and (now - self.pending[1] >= self.options.settle
+                             or now - self.pending[0] >= self.options.settle * SETTLE_CAP):
+            due += self._decide()
+        if self.pending:
+            return due  # a failure may be settling: it, not a stall, explains the quiet
+        unfinished = self.follower.unfinished
+        stall = self.arrivals.stalled(now, midline=bool(unfinished.strip()) and b"\r" not in unfinished)
+        if stall is not None:
+            due.append(("stall", self._stalled(stall)))
+        return due
+
+    def drain(self, now: float) -> list[tuple[str, ScanResult]]:
+        """The last read, once the job's process is gone: what is left, decided at once (nothing
+        more will come to settle) and never a stall."""
+        due = self._read(now)
+        return due + (self._decide() if self.pending else [])
+
+    def _read(self, now: float) -> list[tuple[str, ScanResult]]:
+        """Take what is new (its lines, its progress); the decisions a restart forces."""
         due: list[tuple[str, ScanResult]] = []
         live = None
         for item in self.follower.read():
@@ -108,15 +132,6 @@ class Watch:
             elif found is not None:
                 live = found if live is None else (found[0], found[1], live[2] + found[2])
         self.arrivals.poll(now, live)
-        if self.pending and (now - self.pending[1] >= self.options.settle
-                             or now - self.pending[0] >= self.options.settle * SETTLE_CAP):
-            due += self._decide()
-        if self.pending:
-            return due  # a failure may be settling: it, not a stall, explains the quiet
-        unfinished = self.follower.unfinished
-        stall = self.arrivals.stalled(now, midline=bool(unfinished.strip()) and b"\r" not in unfinished)
-        if stall is not None:
-            due.append(("stall", self._stalled(stall)))
         return due
 
     def _take(self, piece: Piece, now: float) -> list[tuple[str, ScanResult]]:
@@ -170,25 +185,50 @@ class Watch:
         self.follower.close()
 
 
+def _poll(state: Watch, clock: Callable[[], float],
+          sleep: Callable[[float], None]) -> tuple[float, list[tuple[str, ScanResult]]]:
+    """One poll: when, and the reports due. Once the job's process has gone, the last: what is left
+    is read after one settle time (its last writes land: a reader of its pipe, ``tee``, writes
+    after it) and ``state.ended`` says ``exited``."""
+    now, pid = clock(), state.options.pid
+    if pid is None or alive(pid):
+        return now, state.tick(now)
+    sleep(state.options.settle)
+    now = clock()
+    state.ended = "exited"
+    return now, state.drain(now)
+
+
 def watch(path: str, options: Options, report: Callable[[Event], None], say: Callable[[str], None],
           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Outcome:
-    """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C):
-    ``report`` gets each, ``say`` each thing that happened to the file. SourceError for a file
-    that cannot be read or is no text log; UsageError for ``-`` (a pipe has no file to follow)."""
+    """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C), or
+    until the process ``options.pid`` has gone (the rest of the file read once it settled, and
+    reported): ``report`` gets each, ``say`` each thing that happened to the file. SourceError for
+    a file that cannot be read or is no text log; UsageError for ``-`` (a pipe has no file to
+    follow) and a ``pid`` that runs no process."""
     if path == "-":
         raise UsageError("watch follows a file by its name; write the output to one (... | tee job.log) and "
                          "watch that")
+    if options.pid is not None:
+        check_pid(options.pid)
     state = Watch(path, options, say)
     start = clock()
     reports, reason = 0, "interrupted"
+
+    def outcome(why: str) -> Outcome:
+        return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid)
+
     try:
         while True:
-            now = clock()
-            for kind, result in state.tick(now):
+            now, due = _poll(state, clock, sleep)
+            for kind, result in due:
                 report(Event(kind, result, now - start, state.wall()))
                 reports += 1
-                if not options.keep_going:
-                    return Outcome(path, "found", reports, clock() - start, state.lines_read, state.follower.lines)
+                if not (options.keep_going or state.ended):
+                    return outcome("found")
+            if state.ended:
+                reason = state.ended
+                break
             if options.timeout is not None and now - start >= options.timeout:
                 reason = "timeout"
                 break
@@ -198,4 +238,4 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
         reason = "interrupted"
     finally:
         state.close()
-    return Outcome(path, reason, reports, clock() - start, state.lines_read, state.follower.lines)
+    return outcome(reason)

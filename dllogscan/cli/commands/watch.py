@@ -9,6 +9,8 @@ import typer
 
 from ..options import MinConfidence, Prefilter, Signatures
 
+PID_HELP = ("The job's process: once it has gone, read the rest of the log, report a failure it shows and "
+            "end (reason exited); no stall is reported after it.")
 STALL_HELP = ("Report a stall after this long without a progress line (90s, 30m, 2h). Default: the larger of "
               "10 min and 30 times the interval at which progress has been arriving.")
 
@@ -35,9 +37,14 @@ def register(app: typer.Typer) -> None:
   dllogscan watch slurm-4242.out --stall 30m
   dllogscan watch job.log --keep-going -f json >> events.jsonl
   dllogscan watch run.log --from-start --timeout 2h
+  python train.py > train.log 2>&1 & dllogscan watch train.log --pid $!
 
-Exit codes: 0 nothing found (Ctrl-C or SIGTERM, --timeout); 1 a failure or a stall
-reported; 2 a usage error, or a file that cannot be read or is not a text log.
+How it ends ("reason" in JSON): found (a report ended it), exited (the
+--pid process has gone), timeout, interrupted (Ctrl-C or SIGTERM).
+
+Exit codes: 0 nothing found (exited, --timeout, Ctrl-C or SIGTERM); 1 a
+failure or a stall reported; 2 a usage error (a --pid that runs no process),
+or a file that cannot be read or is not a text log.
 """)
     def watch_cmd(
         path: str = typer.Argument(..., help="The log file to follow (it may not exist yet)."),
@@ -54,6 +61,7 @@ reported; 2 a usage error, or a file that cannot be read or is not a text log.
                                         "comes in several writes)."),
         from_start: bool = typer.Option(False, "--from-start",
                                         help="Read the whole file first (default: start at its end, like tail -F)."),
+        pid: Optional[int] = typer.Option(None, "--pid", metavar="PID", help=PID_HELP),
         signatures: Signatures = [],
         min_confidence: MinConfidence = 0.5,
         prefilter: Prefilter = "auto",
@@ -73,7 +81,7 @@ reported; 2 a usage error, or a file that cannot be read or is not a text log.
                               keep_going=keep_going, timeout=check_duration("--timeout", timeout),
                               from_start=from_start, settle=check_duration("--settle", settle),
                               signatures=tuple(str(s) for s in signatures), prefilter=prefilter_of(prefilter, None),
-                              min_confidence=check_min_confidence(min_confidence))
+                              min_confidence=check_min_confidence(min_confidence), pid=pid)
             reporter = Reporter(check_choice("--format", fmt, FORMATS))
             with sigterm_as_ctrl_c():
                 outcome = watch(path, options, reporter.event, lambda text: sys.stderr.write(f"dllogscan: {text}\n"))
