@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dllogscan.correlate.candidates import with_silence
-from dllogscan.correlate.stall import Arrivals
+from dllogscan.correlate.stall import FINISH_GRACE_S, Arrivals
 
 MIN = 60.0
 
@@ -69,3 +69,29 @@ def test_a_stall_becomes_an_e_hang_with_its_lines_cited_once():
     assert (alone.cls, alone.subclass) == ("E", "hang")
     assert [(e.line, e.text) for e in alone.evidence] == [(7, "step 7")]  # no end line: cited once
     assert "no progress line for 5.0 s after line 7" in alone.notes[0]
+
+
+def test_after_a_finish_line_the_silence_is_the_end_until_a_new_run_makes_progress():
+    """The run says it finished (line 101); its bar's last draw comes after it (line 102, within
+    the grace): the silence that reaches the threshold ends it, no stall. A second fit's progress
+    past the grace makes the next silence a stall again."""
+    arrivals = Arrivals(fixed=90.0)
+    for t in range(100):
+        arrivals.poll(float(t), (t + 1, f"step {t + 1}", 1))
+    arrivals.finished(100.0, 101)  # `Trainer.fit` stopped: `max_epochs=3` reached.
+    arrivals.poll(101.0, (102, "Epoch 2: 100%|##########| 782/782", 1))
+    assert arrivals.ended(101 + 89.0) is None and arrivals.stalled(101 + 89.0) is None
+    assert arrivals.ended(101 + 90.0).line == 101 and arrivals.stalled(101 + 90.0) is None
+
+    arrivals.poll(101 + FINISH_GRACE_S + 1, (150, "step 1", 1))
+    assert arrivals.ended(101 + FINISH_GRACE_S + 1 + 90) is None
+    assert arrivals.stalled(101 + FINISH_GRACE_S + 1 + 90).last_line == 150
+
+
+def test_a_finish_line_read_at_start_ends_a_silence_its_bar_after_it_too_and_a_new_file_forgets_it():
+    arrivals = Arrivals(fixed=90.0)
+    arrivals.finished(-5.0, 40)  # Training completed. Do not forget to share your model on huggingface.co/models =)
+    arrivals.backlog(-5.0, 43, "100%|##########| 170/170 [17:51<00:00,  6.30s/it]")
+    assert arrivals.ended(85.0) is not None and arrivals.stalled(85.0) is None
+    arrivals.renumbered()  # the log was replaced: a new run's file
+    assert arrivals.ended(85.0) is None and arrivals.stalled(85.0) is not None

@@ -286,6 +286,35 @@ def test_a_process_of_another_user_is_alive_and_a_zombie_is_gone(monkeypatch):
     assert not process.alive(4242)
 
 
+#: PyTorch Lightning's line when a fit reached max_epochs (``dllogscan/data/run_ends.toml``)
+FIT_ENDED = "`Trainer.fit` stopped: `max_epochs=3` reached.\n"
+
+
+def test_a_silence_after_the_run_says_it_finished_ends_the_watch_instead_of_a_stall(tmp_path):
+    """Lightning prints its bar a last time after the line: the run's own end, not a new run."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    watch = Watch(log, "--stall", "1s")
+    watch.wait_for("following")
+    append(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(3)], (0.1, FIT_ENDED), (0.05, progress_lines(1, 8)))
+    rc, events = watch.finish()
+    assert rc == 0 and [e["event"] for e in events] == ["end"], (events, watch.err)
+    assert events[0]["reason"] == "finished" and events[0]["finish_line"] == 9 and events[0]["lines"] == 10
+
+
+def test_progress_after_the_finish_a_second_fit_makes_a_silence_a_stall_again(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    code = ("import dllogscan.correlate.stall as s; s.FINISH_GRACE_S = 0.5; "
+            "from dllogscan.cli.fast import main; main()")
+    watch = Watch(log, "--stall", "1.5s", code=code)
+    watch.wait_for("following")
+    append(log, (0.1, progress_lines(1, 5)), (0.1, FIT_ENDED), *[(0.3, progress_lines(1, 100 + i)) for i in range(3)])
+    rc, events = watch.finish()
+    assert rc == 1 and [e["event"] for e in events] == ["stall"], (events, watch.err)
+    assert events[0]["diagnoses"][0]["facts"]["last_progress_line"] == "10"
+
+
 def test_a_utf16_log_is_followed_with_its_line_numbers(tmp_path):
     """What Windows PowerShell's ``>`` writes: a BOM, then UTF-16 text."""
     log = tmp_path / "train.log"

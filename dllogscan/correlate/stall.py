@@ -19,7 +19,13 @@ Rules:
   counts as a burst, so the first live burst makes a step from it;
 - a stall is reported once, and none after a failure was reported (a dead worker explains the
   stop, as in ``candidates.with_silence``); progress arriving again re-arms it, and the step over it is
-  no step of the cadence (a stall that ended would otherwise lift the threshold 30 times over it).
+  no step of the cadence (a stall that ended would otherwise lift the threshold 30 times over it);
+- none after a line that says the run finished (``watch/ends.py``): the silence that reaches the
+  threshold after it, and after the last progress, is the run's end (``ended``). Progress that
+  arrives more than ``FINISH_GRACE_S`` after that line, on a later line, is a new run (a second
+  fit) and arms stalls again; sooner, it is the run's closing output (Lightning and the Hugging
+  Face Trainer draw their progress bar a last time after it). A file read at start arrives all at
+  once: its progress after such a line is that run's. A new file (replaced, truncated) forgets it.
 """
 from __future__ import annotations
 
@@ -30,6 +36,18 @@ from .cadence import CADENCE_LINES, WEIGHT, cadence_of, duration, least_silence
 
 #: a poll that brought at least this many progress lines shows block-buffered output (the note says so)
 BURST_LINES = 10
+#: progress this long after a line that says the run finished is a new run's; sooner, the run's
+#: closing output (the Hugging Face Trainer logs its line, may load the best checkpoint, then closes
+#: its bar)
+FINISH_GRACE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Finish:
+    """A line that says the run finished, and when it arrived (clock seconds)."""
+
+    line: int
+    at: float
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,7 @@ class Arrivals:
         self.burst = 0
         self.polls = 0
         self.reported = False
+        self.finish: Finish | None = None
 
     def backlog(self, written: float, line: int, text: str) -> None:
         """Progress read before the watch, in a file last written at ``written`` (clock seconds):
@@ -100,6 +119,7 @@ class Arrivals:
         if not self.starts or written > self.starts[-1][0]:
             self.starts.append((written, False))
         self.at, self.last, self.in_burst, self.reported = written, (line, text), False, False
+        self._resumed(written, line)
 
     def poll(self, now: float, progress: tuple[int, str, int] | None) -> None:
         """One poll: the last progress line it brought (number, text, how many it brought), or None."""
@@ -111,6 +131,29 @@ class Arrivals:
         line, text, count = progress
         self.at, self.last, self.in_burst, self.reported = now, (line, text), True, False
         self.burst, self.polls = max(self.burst, count), self.polls + 1
+        self._resumed(now, line)
+
+    def finished(self, at: float, line: int) -> None:
+        """A line that says the run finished arrived at ``at``: no stall after it (the rules above)."""
+        self.finish = Finish(line, at)
+
+    def renumbered(self) -> None:
+        """Lines are numbered from 1 again (a new file): a line that said the run finished was the
+        old file's, and stalls are armed again."""
+        self.finish = None
+
+    def _resumed(self, at: float, line: int) -> None:
+        """Progress on ``line`` arrived at ``at``: a new run's, past the finish's grace."""
+        if self.finish is not None and line > self.finish.line and at - self.finish.at > FINISH_GRACE_S:
+            self.finish = None
+
+    def ended(self, now: float) -> Finish | None:
+        """The line that says the run finished, once the silence after it and after the last
+        progress has reached the threshold (where a stall would be reported)."""
+        if self.finish is None:
+            return None
+        since = self.finish.at if self.at is None else max(self.at, self.finish.at)
+        return self.finish if now - since >= self.threshold() else None
 
     def explained(self) -> None:
         """A failure was reported: no stall until progress arrives again."""
@@ -130,7 +173,7 @@ class Arrivals:
     def stalled(self, now: float, midline: bool = False) -> Stall | None:
         """The stall, the first time the silence since the last arrival reaches the threshold
         (``midline``: the file ends mid-line, a progress bar's redraw aside)."""
-        if self.at is None or self.last is None or self.reported:
+        if self.at is None or self.last is None or self.reported or self.finish is not None:
             return None
         silence, threshold = now - self.at, self.threshold()
         if silence < threshold:

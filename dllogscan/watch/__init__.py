@@ -25,6 +25,9 @@ Rules:
 - the end: exit 1 at the first report; with ``keep_going`` each report is printed and the watch
   goes on (a stall is reported once until progress comes back). Ctrl-C (SIGTERM too, in the
   command) or ``timeout`` end it with a summary: exit 0 when nothing was reported;
+- a line that says the run finished (``ends.py``, data ``data/run_ends.toml``): the silence that
+  would be a stall after it ends the watch instead (``finished``; ``correlate/stall.py`` says when
+  progress after it is a new run's);
 - the job's process (``pid``, ``process.py``): once it has gone (a zombie too), the file is read
   one last time after one settle time (a reader of its pipe writes after it), a keyword there is
   decided at once, its failures reported, and the watch ends (``exited``). No stall after it.

@@ -41,7 +41,8 @@ class Event:
 @dataclass(frozen=True)
 class Outcome:
     """How a watch ended: ``found`` (a report ended it), ``timeout``, ``interrupted`` (Ctrl-C,
-    SIGTERM) or ``exited`` (the process ``pid`` has gone)."""
+    SIGTERM), ``exited`` (the process ``pid`` has gone) or ``finished`` (a silence after the line
+    ``finish_line``, which says the run finished)."""
 
     source: str
     reason: str
@@ -50,11 +51,14 @@ class Outcome:
     lines_read: int
     last_line: int
     pid: int | None = None
+    finish_line: int | None = None
 
     def why(self) -> str:
         """The reason in the summary's words."""
         if self.reason == "exited":
             return f"process {self.pid} exited"
+        if self.reason == "finished":
+            return f"the run finished at line {self.finish_line}"
         return "timeout" if self.reason == "timeout" else "stopped"
 
     def summary(self) -> str:
@@ -64,9 +68,11 @@ class Outcome:
                 f"({self.why()}; {lines} read, up to line {self.last_line})")
 
     def to_dict(self) -> dict[str, Any]:
-        pid = {} if self.pid is None else {"pid": self.pid}
+        known = {key: value for key, value in (("pid", self.pid), ("finish_line", self.finish_line))
+                 if value is not None}
         return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),
-                "lines_read": self.lines_read, **pid, **ScanResult(source=self.source, lines=self.last_line).to_dict()}
+                "lines_read": self.lines_read, **known,
+                **ScanResult(source=self.source, lines=self.last_line).to_dict()}
 
 
 class Reporter:

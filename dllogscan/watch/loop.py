@@ -3,6 +3,7 @@ settled, measure the progress (the rules: ``watch/__init__.py``)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -17,6 +18,7 @@ from ..pipeline import runner as pipeline
 from ..scan.limits import MAX_EVIDENCE_CHARS
 from ..sources.follow import Follower, Notice, Piece
 from ..sources.streams import from_flat
+from .ends import ends_pattern
 from .events import Event, Outcome
 from .process import alive, check_pid
 
@@ -47,15 +49,15 @@ def _text(raw: bytes) -> str:
     return clean(raw)[:MAX_EVIDENCE_CHARS]
 
 
-def last_progress(data: bytes) -> tuple[int, bytes] | None:
-    """The index (among the lines of ``data``) and the bytes of its last progress line, found from
-    the end; None when it has none."""
-    if not PROGRESS_B.search(data):
+def last_line(data: bytes, pattern: re.Pattern[bytes] = PROGRESS_B) -> tuple[int, bytes] | None:
+    """The index (among the lines of ``data``) and the bytes of its last line ``pattern`` matches
+    (a progress line), found from the end; None when it has none."""
+    if not pattern.search(data):
         return None
     end = len(data) - data.endswith(b"\n")
     while True:
         start = data.rfind(b"\n", 0, end) + 1
-        if PROGRESS_B.search(data, start, end):
+        if pattern.search(data, start, end):
             return data.count(b"\n", 0, start), data[start:end]
         end = start - 1
 
@@ -65,7 +67,7 @@ def progress_of(piece: Piece) -> tuple[int, str, int] | None:
     pieces only: the backlog makes no bursts), the unfinished line's redrawn segments included (a
     tqdm bar ends its line only when it is done)."""
     found, count = None, 0
-    if piece.data and (last := last_progress(piece.data)) is not None:
+    if piece.data and (last := last_line(piece.data)) is not None:
         found = (piece.first_line + last[0], last[1])
         if not piece.backlog:
             count = len({piece.data.rfind(b"\n", 0, m.start()) for m in PROGRESS_B.finditer(piece.data)})
@@ -90,6 +92,7 @@ class Watch:
         self._restart()
 
     def _restart(self) -> None:
+        self.arrivals.renumbered()
         self.window, self.window_first = bytearray(), 1
         self.decided_to = 0  # the last line an earlier decision (or the context) covered
         self.pending: list[float] | None = None  # when a keyword came, and the last bytes after it
@@ -102,6 +105,9 @@ class Watch:
             due += self._decide()
         if self.pending:
             return due  # a failure may be settling: it, not a stall, explains the quiet
+        if not due and self.arrivals.ended(now) is not None:
+            self.ended = "finished"  # the run said it finished: its silence is no stall
+            return due
         unfinished = self.follower.unfinished
         stall = self.arrivals.stalled(now, midline=bool(unfinished.strip()) and b"\r" not in unfinished)
         if stall is not None:
@@ -126,9 +132,13 @@ class Watch:
                     self._restart()
                 continue
             due += self._take(item, now)
+            # written before it was read: at its mtime
+            at = now - max(0.0, self.wall() - self.follower.written) if item.backlog else now
+            if item.data and (end := last_line(item.data, ends_pattern())) is not None:
+                self.arrivals.finished(at, item.first_line + end[0])
             found = progress_of(item)
-            if found is not None and item.backlog:  # written before it was read: at its mtime
-                self.arrivals.backlog(now - max(0.0, self.wall() - self.follower.written), *found[:2])
+            if found is not None and item.backlog:
+                self.arrivals.backlog(at, *found[:2])
             elif found is not None:
                 live = found if live is None else (found[0], found[1], live[2] + found[2])
         self.arrivals.poll(now, live)
@@ -201,11 +211,11 @@ def _poll(state: Watch, clock: Callable[[], float],
 
 def watch(path: str, options: Options, report: Callable[[Event], None], say: Callable[[str], None],
           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Outcome:
-    """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C), or
-    until the process ``options.pid`` has gone (the rest of the file read once it settled, and
-    reported): ``report`` gets each, ``say`` each thing that happened to the file. SourceError for
-    a file that cannot be read or is no text log; UsageError for ``-`` (a pipe has no file to
-    follow) and a ``pid`` that runs no process."""
+    """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C), until
+    the silence after a line that says the run finished, or until the process ``options.pid`` has
+    gone (the rest of the file read once it settled, and reported): ``report`` gets each, ``say``
+    each thing that happened to the file. SourceError for a file that cannot be read or is no text
+    log; UsageError for ``-`` (a pipe has no file to follow) and a ``pid`` that runs no process."""
     if path == "-":
         raise UsageError("watch follows a file by its name; write the output to one (... | tee job.log) and "
                          "watch that")
@@ -216,7 +226,9 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
     reports, reason = 0, "interrupted"
 
     def outcome(why: str) -> Outcome:
-        return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid)
+        finish = state.arrivals.finish if why == "finished" else None
+        return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid,
+                       finish.line if finish is not None else None)
 
     try:
         while True:

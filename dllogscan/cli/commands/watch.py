@@ -40,11 +40,13 @@ def register(app: typer.Typer) -> None:
   python train.py > train.log 2>&1 & dllogscan watch train.log --pid $!
 
 How it ends ("reason" in JSON): found (a report ended it), exited (the
---pid process has gone), timeout, interrupted (Ctrl-C or SIGTERM).
+--pid process has gone), finished (the log said the run finished, e.g.
+Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.", and then went
+quiet for as long as a stall takes), timeout, interrupted (Ctrl-C or SIGTERM).
 
-Exit codes: 0 nothing found (exited, --timeout, Ctrl-C or SIGTERM); 1 a
-failure or a stall reported; 2 a usage error (a --pid that runs no process),
-or a file that cannot be read or is not a text log.
+Exit codes: 0 nothing found (exited, finished, --timeout, Ctrl-C or SIGTERM);
+1 a failure or a stall reported; 2 a usage error (a --pid that runs no
+process), or a file that cannot be read or is not a text log.
 """)
     def watch_cmd(
         path: str = typer.Argument(..., help="The log file to follow (it may not exist yet)."),
