@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
 
 WHITESPACE_RE = re.compile(r"\s+")
 
@@ -35,6 +37,8 @@ VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
 #: GitLab's ``right-sidebar``) naming a side pane, whose Assignees, Labels, Milestone and participants
 #: are the tracker's fields, not the thread
 SIDE_PANE_WORDS = {"sidebar", "metadata"}
+#: the attributes of an element that has none
+NO_ATTRIBUTES: Mapping[str, str] = MappingProxyType({})
 NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: what the page's content is in: a named side pane holding one of these is no side pane (a
 #: ``<div class="has-sidebar">`` around the thread) and is kept
@@ -101,6 +105,8 @@ class _TextBuilder:
 
     def start(self, tag: str, attrib: object = None) -> None:
         """An element opens (the lxml parser target interface)."""
+        if not attrib:  # lxml's mapping for no attributes reads each key through collections.abc
+            attrib = NO_ATTRIBUTES
         if self.title is not None:  # a <title> holds text only
             self._end_title()
         if tag not in VOID_TAGS:
