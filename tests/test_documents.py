@@ -337,13 +337,18 @@ def test_a_saved_github_page_drops_its_sidebar_and_repeated_title(mini_scanner):
     """GitHub marks its issue sidebar by name (``Layout-sidebar``, ``partial-discussion-sidebar``,
     React's ``data-testid="issue-viewer-metadata-pane"``), not by ARIA: its Assignees, Labels,
     Milestone are the tracker's fields, not the thread. The ``<title>`` repeats the ``<h1>``."""
-    for page in (GITHUB_PAGE, REACT_PAGE):
+    untitled = [page.replace("js-issue-title", "").replace('"issue-title"', '""') for page in (GITHUB_PAGE, REACT_PAGE)]
+    for page in (GITHUB_PAGE, REACT_PAGE, *untitled):  # untitled: no GitHub issue page, read as any page
         text = html_to_text(page)
         for field in ("Assignees", "Labels", "bug", "Milestone", "Projects", "Development", "participants",
                       "Notifications", "· Issue #7"):
             assert field not in text, (field, text)
-        assert text.startswith("Loader dies") and BUS_LINE in text
-    assert html_to_text(GITHUB_PAGE) == f"Loader dies #7\nTraining prints\nstep 10\n{BUS_LINE}\n"
+        assert text.startswith(("# Loader dies\n", "Loader dies")) and BUS_LINE in text
+    assert html_to_text(GITHUB_PAGE) == f"# Loader dies\n\n--- issue ---\nTraining prints\nstep 10\n{BUS_LINE}\n"
+    assert html_to_text(untitled[0]) == f"Loader dies #7\nTraining prints\nstep 10\n{BUS_LINE}\n"
+    # a post's markup in the side pane is the pane's (a milestone's description), dropped with it
+    in_pane = GITHUB_PAGE.replace("No milestone", '<div class="markdown-body">Fix the loader by v2</div>')
+    assert html_to_text(in_pane) == html_to_text(GITHUB_PAGE)
     r = run(GITHUB_PAGE.encode(), mini_scanner)
     assert r.document == "html" and [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
     # a page without an <h1> has its <title> as its one heading; a wrapper named for the sidebar
@@ -353,3 +358,85 @@ def test_a_saved_github_page_drops_its_sidebar_and_repeated_title(mini_scanner):
                         '<div id="sidebar">Linked</div></div>') == "It crashes\n"
     assert html_to_text('<body class="sidebar-open"><main class="with-sidebar"><p>It crashes</p></main>'
                         '<aside class="sidebar"><p>Related</p></aside></body>') == "It crashes\n"
+
+
+#: what the two saved pages below hold of the thread: the title, each post under its header, the
+#: code blocks line for line; none of GitHub's own lines around them
+SAVED_ISSUE_THREADS = {
+    "github-issue-page.html": """# DataLoader workers die in Docker
+
+--- issue ---
+Training in a container stops in the first epoch with num_workers=8:
+Traceback (most recent call last):
+  File "train.py", line 41, in <module>
+    for batch in loader:
+RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is possible that dataloader's \
+workers are out of shared memory. Please try to raise your shared memory limit.
+It runs with num_workers=0.
+
+--- comment 1 ---
+Docker gives a container 64 MB of /dev/shm. Start it with more:
+docker run --shm-size=8g acme/train
+
+--- comment 2 ---
+That fixed it, thanks!
+""",
+    "github-issue-page-react.html": """# Workers hang after the first epoch with persistent_workers
+
+--- issue ---
+With persistent_workers=True the loop stops after epoch 1; py-spy shows the main process in:
+Thread 0x7f3a (idle): "MainThread"
+    _poll (multiprocessing/connection.py:424)
+    get (multiprocessing/queues.py:113)
+    _try_get_data (torch/utils/data/dataloader.py:1133)
+
+--- comment 1 ---
+The dataset opens an HDF5 file in __init__; open it in each worker instead:
+def worker_init_fn(worker_id):
+    info = torch.utils.data.get_worker_info()
+    info.dataset.open()
+""",
+}
+#: GitHub's words around a thread on a saved issue page (repository header, issue number, timeline
+#: events, reactions, the logged-out notice, sidebar, footer), in either layout
+GITHUB_CHROME = ("Skip to content", "Notifications", "Fork 1k", "Star 9k", "Pull requests", "#1234", "#5678",
+                 "commented", "opened", "added", "label", "mentioned this", "exited unexpectedly", "closed this",
+                 "completed", "Member", "Author", "Sign up", "Sign in", "join this conversation", "Assignees",
+                 "Milestone", "participants", "Terms", "Closed", "New issue", "Activity")
+
+
+@pytest.mark.parametrize("name", SAVED_ISSUE_THREADS)
+def test_a_saved_github_issue_page_reads_as_its_thread(name, mini_scanner):
+    """Ctrl-S of an issue page, in GitHub's server-rendered layout (``js-timeline-item``,
+    ``timeline-comment``, ``comment-body``) and its React one (``data-testid="issue-title"``,
+    ``"markdown-body"``): the issue's title and the posts' text, code blocks included, nothing of
+    GitHub's own; an error's words in a cross-referenced issue's title are no evidence."""
+    data = (DOCS / name).read_bytes()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "html" and text == SAVED_ISSUE_THREADS[name]
+    for chrome in GITHUB_CHROME:
+        assert chrome not in text, chrome
+    r = run(data, mini_scanner)
+    assert r.document == "html" and r.diagnoses
+    for d in r.diagnoses:
+        for e in d.evidence:
+            assert e.text in text.splitlines()[e.line - 1]
+    if name == "github-issue-page.html":
+        assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
+        assert [e.line for e in r.diagnoses[0].evidence] == [line_of(text, "is killed by signal: Bus error")]
+
+
+def test_pages_not_from_github_issues_are_read_as_before():
+    """Only a page with both an issue title and a post's markup is a GitHub issue page: a README or
+    a documentation site styled with GitHub's ``markdown-body``, or an issue title alone, keeps
+    every part the generic reading keeps."""
+    readme = ('<html><head><title>vision/README.md at main · acme/vision</title></head><body><h1>acme/vision</h1>'
+              '<article class="markdown-body entry-content"><h2>Install</h2><pre>pip install vision</pre></article>'
+              '<p>Contributors 12</p></body></html>')
+    assert html_to_text(readme) == "acme/vision\nInstall\npip install vision\nContributors 12\n"
+    title_only = '<h1><bdi class="js-issue-title">Loader dies</bdi> <span>#7</span></h1><p>It crashes</p>'
+    assert html_to_text(title_only) == "Loader dies #7\nIt crashes\n"
+    posts_marked = SAVED_PAGE.replace('class="post"', 'class="post comment-body markdown-body"')
+    assert html_to_text(posts_marked) == html_to_text(SAVED_PAGE)
+    assert "Loader crash\nTraining prints" in html_to_text(SAVED_PAGE)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from .github_page import ThreadParts
+
 WHITESPACE_RE = re.compile(r"\s+")
 
 BLOCK_TAGS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
@@ -67,6 +69,7 @@ class _SidePane:
     tag: str
     level: int
     start: int
+    posts: int  # how many posts of a GitHub issue page were read before it
     main: bool = False
 
 
@@ -86,6 +89,7 @@ class _TextBuilder:
         self.title: list[str] | None = None  # the <title>'s text while it is open
         self.title_text = ""
         self.h1 = False  # an <h1> was read: the <title> repeats it
+        self.thread = ThreadParts()  # the page's title and posts, if it is a GitHub issue page
 
     def _is_chrome(self, tag: str, attrib: object) -> bool:
         if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
@@ -122,7 +126,9 @@ class _TextBuilder:
             return
         if tag not in VOID_TAGS and tag not in PAGE_TAGS and names_side_pane(attrib):
             self._newline()
-            self.sides.append(_SidePane(tag, self.open[tag], len(self.parts)))
+            self.sides.append(_SidePane(tag, self.open[tag], len(self.parts), len(self.thread.bodies)))
+        if tag not in VOID_TAGS:
+            self.thread.start(tag, attrib, self.open[tag], len(self.parts))
         if tag == "title" and not self.skip:
             self.title = []
         self.h1 = self.h1 or tag == "h1"
@@ -143,6 +149,7 @@ class _TextBuilder:
 
     def end(self, tag: str) -> None:
         """An element closes."""
+        self.thread.end(tag, self.open.get(tag), self.parts)
         if self.sides and self.sides[-1].tag == tag and self.sides[-1].level == self.open.get(tag):
             self._end_side()
         if tag in self.open:
@@ -179,6 +186,7 @@ class _TextBuilder:
         pane = self.sides.pop()
         if not pane.main:
             del self.parts[pane.start:]
+            self.thread.drop_from(pane.posts)
         elif self.sides:
             self.sides[-1].main = True
 
@@ -204,9 +212,13 @@ class _TextBuilder:
 
     def close(self) -> str:
         """The text; the page's <title> first where it has no <h1> (the title repeats the <h1>,
-        with the site's name: ``Loader dies · Issue #7 · o/r · GitHub``)."""
+        with the site's name: ``Loader dies · Issue #7 · o/r · GitHub``). A GitHub issue page is
+        its title and posts alone (``github_page``)."""
         while self.sides:
             self._end_side()
+        thread = self.thread.text()
+        if thread is not None:
+            return thread
         title = [self.title_text, "\n"] if self.title_text and not self.h1 else []
         return "".join(title + self.parts)
 

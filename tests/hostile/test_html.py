@@ -27,6 +27,10 @@ SHAPES = {
     "open-quotes": HEAD + '<a href="' * 100_000,
     "nested-side-panes-100k": '<div class="sidebar">' * 100_000 + "<article>" + HEAD,  # kept: holds an article
     "many-class-names": '<div class="' + "Layout--sidebar-x " * 100_000 + '">' + BUS + "</div>",
+    # a GitHub issue page (its title, then posts): one post in 100 000 nested, or 100 000 posts
+    "nested-github-posts-100k": '<bdi class="js-issue-title">t</bdi>' + '<div class="markdown-body">' * 100_000 + HEAD,
+    "many-github-posts-100k": ('<bdi class="js-issue-title">t</bdi>' + '<td class="comment-body">x</td>' * 100_000
+                               + f'<td class="comment-body">{BUS}</td>'),
 }
 BUDGET_S = 2.0
 
