@@ -265,11 +265,51 @@ def test_paginated_arrays_are_one_thread():
         assert flatten_bytes(data.encode()) == (expected.encode(), "github-comment-list"), data
 
 
+def timeline_event(event: str, day: int, **fields) -> dict:
+    """An element of ``gh api repos/O/R/issues/N/timeline`` that is no post."""
+    return {"id": day, "node_id": f"LE_{day}", "url": f"https://api.github.com/repos/o/r/issues/events/{day}",
+            "actor": {"login": "maint", "id": 2, "type": "User"}, "event": event, "commit_id": None,
+            "created_at": f"2023-07-{day}T09:00:00Z", **fields}
+
+
+def test_a_github_timeline_is_its_posts():
+    """``gh api repos/O/R/issues/N/timeline`` lists the comments among GitHub's records of what
+    happened (labeled, cross-referenced, committed, closed): the comments are read as a comment
+    list's are, a pull request review's text too; the other events are no part of the thread (a
+    cross-reference holds the other issue, and its error is not this thread's)."""
+    other = {"number": 9, "title": "DataLoader worker (pid(s) 12) exited unexpectedly",
+             "body": "RuntimeError: DataLoader worker (pid(s) 12) exited unexpectedly"}
+    elements = [timeline_event("labeled", 27, label={"name": "bug", "color": "d73a4a"}),
+                {**gh_comment("maint", 28, "Any log?"), "event": "commented", "actor": {"login": "maint"},
+                 "node_id": "IC_28", "html_url": "https://github.com/o/r/issues/7#issuecomment-28"},
+                {"event": "cross-referenced", "actor": {"login": "alice", "id": 3},
+                 "created_at": "2023-07-29T09:00:00Z", "updated_at": "2023-07-29T09:00:00Z",
+                 "source": {"type": "issue", "issue": other}},
+                {"sha": "9f2c", "node_id": "C_9f2c", "url": "https://api.github.com/repos/o/r/git/commits/9f2c",
+                 "message": "Raise /dev/shm for the loader tests", "event": "committed"},
+                {**gh_comment("op", 30, f"```\nstep 10\n{BUS_LINE}\n```"), "event": "commented",
+                 "actor": {"login": "op"}, "node_id": "IC_30"},
+                timeline_event("closed", 31, state_reason="completed")]
+    expected = f"--- comment 1 by maint ---\nAny log?\n\n--- comment 2 by op ---\n```\nstep 10\n{BUS_LINE}\n```\n"
+    assert flatten_bytes(json.dumps(elements, indent=2).encode()) == (expected.encode(), "github-timeline")
+    r = pipeline.run(sources.from_bytes(json.dumps(elements).encode(), "timeline.json"), pipeline.get_scanner())
+    assert r.document == "github-timeline" and [(d.cls, d.subclass) for d in r.diagnoses][:1] == [("A", "bus-error")]
+    assert {e.text for d in r.diagnoses for e in d.evidence} == {BUS_LINE}
+    review = {"id": 5, "node_id": "PRR_5", "user": {"login": "maint"}, "body": "The loader test needs --shm-size.",
+              "state": "COMMENTED", "submitted_at": "2023-07-29T12:00:00Z", "event": "reviewed"}
+    flat, kind = flatten_bytes(json.dumps(elements[:2] + [review]).encode())
+    assert kind == "github-timeline" and flat.decode().endswith(
+        "--- comment 2 by maint ---\nThe loader test needs --shm-size.\n")
+    # a timeline of events alone holds no post: an empty thread, not its JSON read as text
+    assert flatten_bytes(json.dumps([elements[0], elements[2], elements[5]]).encode()) == (b"", "github-timeline")
+
+
 @pytest.mark.parametrize("data", [
     b"[1, 2, 3]",
     b'["a", "b"]',
     b"[]",
     b'[{"level": "info", "msg": "step 1"}, {"level": "error", "msg": "x"}]',  # an array of log records
+    b'[{"event": "epoch 1 done", "level": "info", "actor": "trainer"}]',  # structlog's event: no timeline
     b'[{"body": "no author"}]',
     b'[{"body": "x", "user": {"login": "op"}}, 5]',  # one element is no part of a thread
     b'[{"body": "x", "user": {"login": "op"}}, {"ts": 1}]',

@@ -181,17 +181,39 @@ def flatten_json(doc: Any) -> tuple[str, str] | None:
 #: what an array element that is one part of a thread is called, by shape: the label of its header
 #: and the kind of an array of them
 PART_KINDS = {"comment": "github-comment-list", "note": "gitlab-note-list", "post": "discourse-post-list"}
-#: what orders the elements of an array: the first of these each element has
-DATES = ("created_at", "createdAt", "post_number")
+#: an array holding a GitHub issue timeline's elements (``gh api repos/O/R/issues/N/timeline``)
+TIMELINE_KIND = "github-timeline"
+#: the timeline's elements that are posts, read as comments (a pull request review's text too); every
+#: other one (labeled, closed, committed, cross-referenced with the other issue's text) is GitHub's
+#: record of an action, no part of the thread
+TIMELINE_POSTS = {"commented", "reviewed"}
+#: what orders the elements of an array: the first of these each element has (a review: submitted_at)
+DATES = ("created_at", "createdAt", "submitted_at", "post_number")
+
+
+def timeline_event(item: Any) -> str | None:
+    """The ``event`` of an element of a GitHub issue timeline (a string ``event`` with the
+    ``node_id`` or the ``actor`` object GitHub gives each), else None: a log record's ``event``
+    field is none."""
+    if not isinstance(item, dict):
+        return None
+    event = item.get("event")
+    if isinstance(event, str) and ("node_id" in item or isinstance(item.get("actor"), dict)):
+        return event
+    return None
 
 
 def part_kind(item: Any) -> str | None:
     """``comment``, ``note`` or ``post`` for an element of an exported list of replies, else None:
     a GitHub comment (``body`` and ``user``: ``gh api .../issues/N/comments``; ``author``: ``gh``'s
-    JSON), a GitLab note (the same, with ``system`` or ``noteable_type``: ``/notes``), a Discourse
-    post (``post_number`` with ``cooked`` or ``raw``)."""
+    JSON; a timeline's post), a GitLab note (the same, with ``system`` or ``noteable_type``:
+    ``/notes``), a Discourse post (``post_number`` with ``cooked`` or ``raw``); ``event`` for a
+    timeline's other elements."""
     if not isinstance(item, dict):
         return None
+    event = timeline_event(item)
+    if event is not None:
+        return "comment" if event in TIMELINE_POSTS else "event"
     if "post_number" in item and ("cooked" in item or "raw" in item):
         return "post"
     if "body" in item and ("user" in item or "author" in item) and "title" not in item:
@@ -204,28 +226,32 @@ def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
 
     Each element is an issue or topic of a shape in ``SHAPES`` (``gh issue list --json``, GitLab's
     ``/issues``), flattened as such, or a reply (``part_kind``) under its header; oldest first by
-    ``created_at``/``createdAt``/``post_number`` where each has one; GitLab's system notes are
-    skipped. ``items`` is read one element at a time and only each element's text is kept, so an
-    array of anything else is given up on at its first element. The kind names a list of the first
-    reply's kind (``github-comment-list``), else of the first issue's (``github-issue-list``)."""
+    ``created_at``/``createdAt``/``submitted_at``/``post_number`` where each has one; GitLab's
+    system notes are skipped, and so are a GitHub timeline's elements that are no post. ``items``
+    is read one element at a time and only each element's text is kept, so an array of anything
+    else is given up on at its first element. The kind names a timeline (``github-timeline``, its
+    text empty where it holds no post), else a list of the first reply's kind
+    (``github-comment-list``), else of the first issue's (``github-issue-list``)."""
     dated: list[tuple[Any, tuple[str, str, str]]] = []  # (when, (header label, author, text))
     reply_kind = issue_kind = ""
+    timeline = False
     for item in items:
         label = part_kind(item)
+        timeline = timeline or timeline_event(item) is not None
         if label is None:
             whole = flatten_json(item)
             if whole is None:
                 return None
             issue_kind = issue_kind or whole[0] + "-list"
             dated.append((_when(item, DATES), ("", "", whole[1])))
-        elif not (label == "note" and item.get("system")):
+        elif label != "event" and not (label == "note" and item.get("system")):
             reply_kind = reply_kind or PART_KINDS[label]
             if label == "post":  # numbered as in the topic
                 label, text = f"post {text_of(item.get('post_number'))}", _post_text(item)
             else:
                 text = text_of(item.get("body"))
             dated.append((_when(item, DATES), (label, _author(item), text)))
-    if not dated:
+    if not dated and not timeline:
         return None
     parts: list[str] = []
     count = dict.fromkeys(PART_KINDS, 0)
@@ -234,4 +260,4 @@ def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
             count[label] += 1
             label = f"{label} {count[label]}"
         parts.append(_section(label, author, text) if label else text)  # an issue: flattened already
-    return reply_kind or issue_kind, "\n".join(parts)
+    return TIMELINE_KIND if timeline else reply_kind or issue_kind, "\n".join(parts)
