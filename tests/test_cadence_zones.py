@@ -147,6 +147,21 @@ def test_what_reads_as_a_zone(after, offset):
     assert zone_offset(b"2026-12-01T12:00:00" + after, 19) == offset
 
 
+@pytest.mark.parametrize("line, local, offset", [
+    (b"2026-12-01T17:30:00.25+05:30 INFO step", (2026, 12, 1, 17, 30, 0), 19800.0),
+    (b"I1201 12:00:00.000 1 x.py:1] 2026-12-01 13:00:00 later", (2026, 12, 1, 12, 0, 0), None),
+    (b"12/01/2026, 04:00:00 -0800 step", (2026, 12, 1, 4, 0, 0), -28800.0),
+    (b"Dec  1 12:00:00 UTC 2026 date", (2026, 12, 1, 12, 0, 0), 0.0),
+    (b"[Tue Dec  1 12:00:00 2026] dmesg -T", (2026, 12, 1, 12, 0, 0), None),
+])
+def test_one_line_is_read_in_utc_where_its_stamp_names_a_zone(line, local, offset):
+    """``line_time`` (the batch's reader): the line's first stamp, in UTC less its offset, with
+    that offset; the year of a stamp without one the context's (here 2026)."""
+    from dllogscan.correlate.stamps import Context, line_time, seconds_of
+
+    assert line_time(line, Context(b"", 2026)) == (seconds_of(*local) - (offset or 0.0), offset)
+
+
 def test_explain_says_the_silence_could_not_be_measured(tmp_path):
     from dllogscan.cli.explain import explain
 

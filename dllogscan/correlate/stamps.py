@@ -1,14 +1,16 @@
-"""A log line's time, for ``cadence.py``: the stamp it starts with or holds, read in seconds, and
-the step from one stamped line to another.
+"""A log line's time, for ``cadence.py`` and the batch (``batch/layouts.py``): the stamp it starts
+with or holds, read in seconds (``line_time``), and the step from one stamped line to another.
 
 Rules:
 - a timestamp is the first ``YYYY-MM-DD[T ]HH:MM:SS`` (``/`` also allowed) on a line, wherever it
   sits (logging prefixes, CRI prefixes, Slurm's ``CANCELLED AT <time>``), or the first of the other
   layouts training logs print: ``MM/DD/YYYY HH:MM:SS`` (the Hugging Face and accelerate examples'
   logging format), ``MM/DD/YY`` (rich), ``[MM/DD HH:MM:SS`` (detectron2), ``Mon DD HH:MM:SS``
-  (syslog, journalctl, ``dmesg -T``) and glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL
-  lines); a stamp with no year takes the year that puts it nearest the last stamp of the end that
-  has one (the Slurm line), else 2000;
+  (syslog, journalctl, ``dmesg -T``, whose ``[Mon Nov 30 06:00:00 2026]`` names its year after the
+  clock) and glog's ``I1201 HH:MM:SS`` (absl, PyTorch's c10 and NCCL lines); a stamp with no year
+  takes the year that puts it nearest the last stamp of the end that has one (the Slurm line),
+  else the end's own year where its reader knows one (``Context.year``: the batch's file date),
+  else 2000; seconds since boot (``[   12.5]``) are no wall-clock time;
 - the ``NN/NN`` form's order is decided once for the end (``Context.day_first``): day first where
   one of its stamps has a first number over 12, month first where one has a second number over 12,
   else the reading under which its dates run forward and span the least (``11/12`` then ``12/12``
@@ -33,6 +35,9 @@ from functools import cached_property
 #: a timestamped line: where it starts and ends, its time (seconds since 1970: in UTC where its
 #: stamp names a zone, else as written) and the offset its stamp names (seconds east; None for none)
 Stamped = tuple[int, int, float, "float | None"]
+#: a stamp's time (seconds since 1970: in UTC where it names a zone, else as written) and the offset
+#: its zone names (seconds east; None for none)
+Reading = tuple[float, "float | None"]
 #: a stamp: ISO (groups 1-6), then month/day[/year] (7-12), syslog's month name (13-17) and glog's
 #: letter and month-day (18-22). Every form holds ``HH:MM:SS``; the ISO one comes first, as the one
 #: most logs print
@@ -67,6 +72,13 @@ GATE_RE = re.compile(rb":\d\d:\d\d(?!\d)")
 ISO_RE = re.compile(rb"20\d\d[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?!\d)")
 US_YEAR_RE = re.compile(rb"/(?<=\d\d/\d\d/)20\d\d,? \d\d:\d\d:\d\d(?!\d)")
 REACH = 16  # the longest form's length before its ``:MM:SS`` (``12/01/2026, 12``, ``[I1201 12``)
+#: the year ``dmesg -T`` writes after a syslog-form clock: ``[Mon Nov 30 06:00:00 2026]``
+CTIME_YEAR_RE = re.compile(rb" (\d{4})\]")
+#: what every form holds around its clock: a digit or comma, a space or ``T``, ``HH:MM:SS`` (each
+#: form's date ends in a digit, the ``NN/NN/YYYY,`` one may in a comma), spelled from the first colon
+#: on so that the engine skips to each ":" fast. One search tells a block holds no stamp at all
+#: (``may_hold``): progress clocks (``eta: 0:10:34``, tqdm's ``[01:23<00:05``) have no date before them
+DATED_RE = re.compile(rb":\d\d:\d\d(?!\d)(?<=[\d,][ T]\d\d:\d\d:\d\d)")
 WINDOWS = (2 << 10, 16 << 10, 64 << 10)
 
 
@@ -108,7 +120,9 @@ def _fields(m: "re.Match[bytes]", context: "Context | None" = None) -> tuple[int
         year = None if g[8] is None else int(g[8]) + (2000 if len(g[8]) == 2 else 0)
         return (year, mo, d, int(g[9]), int(g[10]), int(g[11]))
     if g[12] is not None:
-        return (None, MONTHS[g[12]], int(g[13]), int(g[14]), int(g[15]), int(g[16]))
+        ctime = CTIME_YEAR_RE.match(m.string, m.end())
+        year = None if ctime is None else int(ctime.group(1))
+        return (year, MONTHS[g[12]], int(g[13]), int(g[14]), int(g[15]), int(g[16]))
     return (None,) + tuple(int(x) for x in g[17:22])  # type: ignore[return-value]
 
 
@@ -122,7 +136,7 @@ def _time(m: "re.Match[bytes]", context: "Context | None" = None) -> float | Non
         return seconds_of(y, mo, d, h, mi, s)
     ref = context.reference if context is not None else None
     if ref is None:
-        return seconds_of(NO_YEAR, mo, d, h, mi, s)
+        return seconds_of(context.year if context is not None and context.year else NO_YEAR, mo, d, h, mi, s)
     # the year that puts the stamp nearest the reference (a December step before a January kill)
     return min((seconds_of(y, mo, d, h, mi, s) for y in (ref[0] - 1, ref[0], ref[0] + 1)), key=lambda t: abs(t - ref[1]))
 
@@ -143,10 +157,12 @@ def zone_offset(end: bytes, at: int) -> float | None:
 
 class Context:
     """What the stamps of one end share, each found once, when a stamp first asks for it (searches
-    with a literal first: a log whose stamps never ask costs nothing)."""
+    with a literal first: a log whose stamps never ask costs nothing); ``year``: the year of a stamp
+    without one where no stamp of the end names its year (None: ``NO_YEAR``)."""
 
-    def __init__(self, end: bytes):
+    def __init__(self, end: bytes, year: int | None = None):
         self.end = end
+        self.year = year
 
     @cached_property
     def reference(self) -> tuple[int, float] | None:
@@ -163,8 +179,11 @@ class Context:
     @cached_property
     def day_first(self) -> bool | None:
         """Whether the ``NN/NN`` form reads day first in this end (the rules above); None where it
-        holds both a first and a second number over 12."""
+        holds both a first and a second number over 12, or none of that form (a stamp read in the
+        context of an end that does not hold it: the batch reads a log's lines in its head's)."""
         dates = _slash_dates(self.end)
+        if not dates:
+            return None
         over = (any(int(a) > 12 for a, _, _ in dates), any(int(b) > 12 for _, b, _ in dates))
         if any(over):
             return None if all(over) else over[0]
@@ -196,6 +215,31 @@ def _order(dates: list[tuple[bytes, bytes, bytes | None]], day_first: bool) -> t
     return (back, max(days) - min(days) if days else 0.0)
 
 
+def may_hold(block: bytes) -> bool:
+    """False when no line of ``block`` holds a stamp ``line_time`` reads (one search)."""
+    return DATED_RE.search(block) is not None
+
+
+def line_time(line: bytes, context: Context | None = None) -> Reading | None:
+    """The time of the first valid stamp of ``line`` (``Reading``), its order and year those of the
+    end ``context`` describes (alone: day first only where it must be, a missing year 2000); None
+    where it holds none."""
+    for m in stamps_in(line):
+        found = _reading(m, context)
+        if found is not None:
+            return found
+    return None
+
+
+def _reading(m: "re.Match[bytes]", context: Context | None) -> Reading | None:
+    """A stamp's time, in UTC where a zone follows it (``zone_offset``), and that zone's offset."""
+    t = _time(m, context)
+    if t is None:
+        return None
+    offset = zone_offset(m.string, m.end())
+    return (t if offset is None else t - offset, offset)
+
+
 def stamped_backwards(end: bytes) -> Iterator[Stamped]:
     """Each timestamped line of ``end`` (``Stamped``), last line first; a stamp with a zone is read
     in UTC (``zone_offset``). The stamps are found by the regex engine over windows growing back
@@ -223,11 +267,10 @@ def _window_backwards(end: bytes, lo: int, hi: int, context: Context) -> Iterato
             yield first
             first = None
         line_start = start
-        t = _time(m, context)
-        if t is not None:  # the line's first valid stamp wins
+        found = _reading(m, context)
+        if found is not None:  # the line's first valid stamp wins
             stop = end.find(b"\n", m.end())
-            offset = zone_offset(end, m.end())
-            first = (start, len(end) if stop == -1 else stop, t if offset is None else t - offset, offset)
+            first = (start, len(end) if stop == -1 else stop, *found)
     if first is not None:
         yield first
 
