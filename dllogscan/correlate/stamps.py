@@ -111,7 +111,7 @@ def _fields(m: "re.Match[bytes]", context: "Context | None" = None) -> tuple[int
     stamp in the order ``context`` decided for its end (alone: day first only where it must be)."""
     g = m.groups()
     if g[0] is not None:
-        return (2000 + int(g[0]),) + tuple(int(x) for x in g[1:6])  # type: ignore[return-value]
+        return (2000 + int(g[0]), *map(int, g[1:6]))  # type: ignore[return-value]
     if g[6] is not None:
         mo, d = int(g[6]), int(g[7])
         day_first = None if context is None else context.day_first
@@ -123,7 +123,7 @@ def _fields(m: "re.Match[bytes]", context: "Context | None" = None) -> tuple[int
         ctime = CTIME_YEAR_RE.match(m.string, m.end())
         year = None if ctime is None else int(ctime.group(1))
         return (year, MONTHS[g[12]], int(g[13]), int(g[14]), int(g[15]), int(g[16]))
-    return (None,) + tuple(int(x) for x in g[17:22])  # type: ignore[return-value]
+    return (None, *map(int, g[17:22]))  # type: ignore[return-value]
 
 
 def _time(m: "re.Match[bytes]", context: "Context | None" = None) -> float | None:
@@ -223,7 +223,12 @@ def may_hold(block: bytes) -> bool:
 def line_time(line: bytes, context: Context | None = None) -> Reading | None:
     """The time of the first valid stamp of ``line`` (``Reading``), its order and year those of the
     end ``context`` describes (alone: day first only where it must be, a missing year 2000); None
-    where it holds none."""
+    where it holds none. A stamp at the line's start is tried first, as one match: it is the one
+    ``stamps_in`` finds first (no form holds a colon before its clock), found without its search."""
+    m = TIMESTAMP_RE.match(line)
+    found = None if m is None else _reading(m, context)
+    if found is not None:
+        return found
     for m in stamps_in(line):
         found = _reading(m, context)
         if found is not None:
