@@ -44,16 +44,20 @@ CONTENTS = [
     (b"[Mon Nov 30 06:00:00 2026] a\n[Mon Nov 30 06:01:00 2026] b\n",
      {"kind": "kernel", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:01:00"}),
     (b"[   12.5] a\n[   13.0] b\n", {"kind": "kernel"}),
+    # a stamp with a zone keeps its clock and adds its offset (batch/clock.py): CRI's Z is +00:00
     (b"2026-11-30T06:00:00.123456789Z stderr F hello\n",
-     {"kind": "pod", "first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
+     {"kind": "pod", "first_time": "2026-11-30T06:00:00+00:00", "last_time": "2026-11-30T06:00:00+00:00"}),
     (b"plain text\n", {}),
     # the rank: whichever spelling comes first; RANK= only as a word of its own
     (b"LOCAL_RANK=5\n[rank 3] up\nRANK=2\n", {"rank": "3"}),
     (b"RANK=2\n[rank3] up\n", {"rank": "2"}),
     (b"LOCAL_RANK=5 WORLD_RANK=6\n", {}),
-    # progress clocks and dateless stamps are no timestamps; a dated line further on is
-    (b"[05/17 21:02:32 d2.utils.events]:  eta: 0:10:34\n2026-11-30 06:00:00 INFO up\neta: 0:00:09\n",
+    # progress clocks are no timestamps; a dated line further on is, and so is detectron2's
+    # ``[MM/DD HH:MM:SS`` (correlate/stamps.py's layouts), its year the head's ISO stamp's
+    (b"eta: 0:10:34 [01:23<00:05]\n2026-11-30 06:00:00 INFO up\neta: 0:00:09\n",
      {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
+    (b"[11/30 05:59:32 d2.utils.events]:  eta: 0:10:34\n2026-11-30 06:00:00 INFO up\neta: 0:00:09\n",
+     {"first_time": "2026-11-30T05:59:32", "last_time": "2026-11-30T06:00:00"}),
     ("\u2588\u2588 12:00:01 eta 0:10:34\nNov 30 06:00:00 host app: \u2588\n".encode(),
      {"first_time": "2026-11-30T06:00:00", "last_time": "2026-11-30T06:00:00"}),
 ]

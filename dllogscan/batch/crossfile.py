@@ -13,13 +13,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ..advise.fixes import advise
 from ..classify.combine import guessed_subclass
 from ..correlate.likely_causes import without_guess
 from ..core.models import Diagnosis, Evidence
 from ..signatures.database import Database
+from .clock import on_one_clock, parsed
 from .worker import Event, Record
 
 SUSPECTED = "oom-suspected"
@@ -54,13 +55,6 @@ def _job_key(record: Record) -> tuple[str, str | None] | None:
     """The Slurm job (and array task) a record belongs to, or None."""
     job = record.meta.get("job")
     return (job, record.meta.get("array_task")) if job else None
-
-
-def _time(text: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text) if text else None
-    except ValueError:
-        return None
 
 
 class CrossFile:
@@ -99,8 +93,8 @@ class CrossFile:
         if not node:
             return None
         pids = set(DIGITS_RE.findall(diag.facts.get("pids", "") + " " + diag.facts.get("pid", "")))
-        when = _time(diag.facts.get("time"))
-        lo, hi = _time(record.meta.get("first_time")), _time(record.meta.get("last_time"))
+        times = tuple(parsed(t) for t in (diag.facts.get("time"), record.meta.get("first_time"),
+                                          record.meta.get("last_time")))
         me = _label(record)
         best = None
         for label, ev in self.by_node.get(node, ()):
@@ -108,9 +102,10 @@ class CrossFile:
                 continue
             if ev.pid and ev.pid in pids:
                 return label, ev, PID_LINKED, f"pid {ev.pid}"
-            kill = _time(ev.time)
+            kill = parsed(ev.time)
             if best or not kill or not PYTHON_RE.search(ev.process or ""):
                 continue
+            when, lo, hi, kill = on_one_clock(*times, kill)  # two zones, or a zone and local time
             if (when and abs(kill - when) <= WINDOW) or (not when and lo and hi and lo - WINDOW <= kill <= hi + WINDOW):
                 best = (label, ev, WINDOW_LINKED, f"a {ev.process} process within {WINDOW.seconds // 60} min")
         return best

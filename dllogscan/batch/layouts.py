@@ -7,8 +7,10 @@ and CRI lines, kernel logs (``dmesg``, ``dmesg -T``, ``journalctl -k``) and DDP 
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from functools import lru_cache
+
+from ..correlate import stamps
+from .clock import Clock
 
 SLURM_NAME_RE = re.compile(r"slurm-(?P<job>\d+)(?:_(?P<task>\d+))?\.(?:out|err|log)\b")
 POD_DIR_RE = re.compile(r"^(?P<ns>[a-z0-9][-a-z0-9]*)_(?P<pod>[a-z0-9][-.a-z0-9]*)_(?P<uid>[0-9a-f-]{8,})$")
@@ -40,32 +42,6 @@ JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kerne
 KERNEL_LINE_RE = re.compile(rb"\n(?:\[ *\d+\.\d+\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
                             rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: )")
 CRI_LINE_RE = re.compile(rb"^\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] ", re.M)
-TIME_RES = (
-    (re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)"), "iso"),
-    (re.compile(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) (\d{4})\]"), "ctime"),
-    (re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) "), "syslog"),
-)
-
-
-def parse_time(text: str, year: int | None = None) -> str | None:
-    """The first wall-clock timestamp in a line, as ``YYYY-MM-DDTHH:MM:SS`` (seconds since boot
-    in a plain ``dmesg`` line are not wall-clock time and give None)."""
-    for rx, kind in TIME_RES:
-        m = rx.search(text)
-        if not m:
-            continue
-        try:
-            if kind == "iso":
-                return f"{m.group(1)}T{m.group(2)}"
-            if kind == "ctime":
-                stamp = datetime.strptime(f"{m.group(4)} {m.group(1)} {m.group(2).strip()} {m.group(3)}", "%Y %b %d %H:%M:%S")
-            else:
-                stamp = datetime.strptime(f"{year or datetime.now().year} {m.group(1)} {m.group(2).strip()} {m.group(3)}",
-                                          "%Y %b %d %H:%M:%S")
-        except ValueError:
-            continue
-        return stamp.isoformat()
-    return None
 
 
 def name_parts(name: str) -> tuple[str, ...]:
@@ -111,9 +87,10 @@ def from_name(name: str) -> dict[str, str]:
     return meta
 
 
-def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str, str]:
+def from_content(head: bytes, tail: bytes, year: int | None = None, clock: Clock | None = None) -> dict[str, str]:
     """Metadata in the first and last bytes of a log: Slurm variables, slurmstepd, journal host,
-    the kind of log, and the first and last timestamps seen."""
+    the kind of log, and the first and last timestamps seen (read by ``clock``, the log's: by
+    default one over ``head`` with ``year`` for a stamp without one, ``batch/clock.py``)."""
     meta: dict[str, str] = {}
     # searched as one block ``head + b"\n" + tail`` would be, without making it: no pattern or
     # gate spans a line break, so the first match is the head's, else the tail's
@@ -141,26 +118,14 @@ def from_content(head: bytes, tail: bytes, year: int | None = None) -> dict[str,
     elif "job" in meta:
         meta["kind"] = "slurm"
     # many progress logs hold no clock at all: one search over the block, not one per line
-    first = _first_time(head, year) if _may_hold_time(head) else None
-    last = _last_time(tail, year) if _may_hold_time(tail) else None
+    clock = clock or Clock(head, year)
+    first = _first_time(head, clock) if stamps.may_hold(head) else None
+    last = _last_time(tail, clock) if stamps.may_hold(tail) else None
     if first:
         meta["first_time"] = first
     if last:
         meta["last_time"] = last
     return meta
-
-
-#: ``HH:MM:SS``, spelled from its first colon on so that the regex engine skips to each ":" fast
-CLOCK_RE = re.compile(rb":\d\d:\d\d(?<=\d\d:\d\d:\d\d)")
-#: what every form in TIME_RES holds around its clock (``-DD HH:MM:SS``, ``Mon DD HH:MM:SS``): an
-#: ASCII line without it cannot parse (progress clocks such as ``eta: 0:10:34`` or detectron2's
-#: ``[05/17 21:02:32`` are skipped); also spelled from the colon
-DATED_CLOCK_RE = re.compile(rb":\d\d:\d\d(?:(?<=-\d\d[T ]\d\d:\d\d:\d\d)|(?<=[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d))")
-
-
-def _may_hold_time(block: bytes) -> bool:
-    """False when no line of ``block`` can hold a timestamp ``parse_time`` reads (one search)."""
-    return bool((DATED_CLOCK_RE if block.isascii() else CLOCK_RE).search(block))
 
 
 def _first(data: bytes, patterns) -> "re.Match[bytes] | None":
@@ -208,39 +173,40 @@ def _in_blocks(blocks: tuple[bytes, ...], search) -> "re.Match[bytes] | None":
 #: the bytes of a head or tail whose whole lines are tried for a timestamp before all of it is
 #: split (a stamp is usually on the first or last lines)
 EDGE_PIECE = 2048
+#: the bytes of a line searched for its stamp
+LINE_PIECE = 200
 
 
-def _first_time(head: bytes, year: int | None) -> str | None:
+def _first_time(head: bytes, clock: Clock) -> str | None:
     """``_edge_time`` over the lines of ``head``: the whole lines of its first ``EDGE_PIECE``
     bytes first (a prefix's lines but its last are the block's first lines), then all of them."""
     if len(head) > EDGE_PIECE:
-        stamp = _edge_time(head[:EDGE_PIECE].splitlines()[:-1], year)
+        stamp = _edge_time(head[:EDGE_PIECE].splitlines()[:-1], clock)
         if stamp:
             return stamp
-    return _edge_time(head.splitlines(), year)
+    return _edge_time(head.splitlines(), clock)
 
 
-def _last_time(tail: bytes, year: int | None) -> str | None:
+def _last_time(tail: bytes, clock: Clock) -> str | None:
     """``_edge_time`` over the lines of ``tail`` from its end, its first (cut) line left out
     unless it is the only one: the whole lines of its last ``EDGE_PIECE`` bytes first."""
     if len(tail) > EDGE_PIECE:
-        stamp = _edge_time(reversed(tail[-EDGE_PIECE:].splitlines()[1:]), year)
+        stamp = _edge_time(reversed(tail[-EDGE_PIECE:].splitlines()[1:]), clock)
         if stamp:
             return stamp
     lines = tail.splitlines()
-    return _edge_time(reversed(lines[1:] or lines), year)
+    return _edge_time(reversed(lines[1:] or lines), clock)
 
 
-def _edge_time(lines, year: int | None, tries: int = 200) -> str | None:
+def _edge_time(lines, clock: Clock, tries: int = 200) -> str | None:
+    """The time of the first of ``lines`` (up to ``tries``) whose first ``LINE_PIECE`` bytes hold
+    a stamp (the others cost one search of ``stamps.DATED_RE`` each)."""
     for i, line in enumerate(lines):
         if i >= tries:
             break
-        if not CLOCK_RE.search(line, 0, 200):
+        if not stamps.DATED_RE.search(line, 0, LINE_PIECE):
             continue
-        first = line[:200]
-        if first.isascii() and not DATED_CLOCK_RE.search(first):
-            continue
-        stamp = parse_time(first.decode("utf-8", "replace"), year)
+        stamp = clock.time(line[:LINE_PIECE])
         if stamp:
             return stamp
     return None

@@ -8,7 +8,8 @@ from typing import BinaryIO
 
 from ..scan.output import ScanOutput
 from ..scan.scanner import Scanner
-from .layouts import parse_time
+from .clock import Clock
+from .layouts import LINE_PIECE
 
 EDGE = 16 * 1024
 
@@ -41,18 +42,22 @@ class TapReader(io.RawIOBase):
 
 class TimedScanner(Scanner):
     """A Scanner whose hits carry a ``time`` fact when their raw line (or one of the lines
-    before it) holds a wall-clock timestamp."""
+    before it) holds a wall-clock timestamp, read by the log's ``clock`` (``batch/clock.py``; the
+    batch sets one per log), else by one that knows only ``year``."""
 
     year: int | None = None
+    clock: Clock | None = None
 
     def _match_line(self, data: bytes, start: int, end: int, lineno: int, out: ScanOutput) -> None:
         before = len(out.hits)
         super()._match_line(data, start, end, lineno, out)
         if len(out.hits) == before:
             return
-        when = parse_time(data[start:min(end, start + 200)].decode("utf-8", "replace"), self.year)
+        clock = self.clock or Clock(year=self.year)
+        when = clock.time(data[start:min(end, start + LINE_PIECE)])
         if not when:  # the hits of one line share one tuple of lines before it
-            when = next(filter(None, (parse_time(t, self.year) for _, t in reversed(out.hits[before].before))), None)
+            lines = reversed(out.hits[before].before)
+            when = next(filter(None, (clock.time(t.encode("utf-8", "replace")) for _, t in lines)), None)
         if when:
             for hit in out.hits[before:]:
                 hit.facts["time"] = when  # each hit's facts are a dict of its own, made for it

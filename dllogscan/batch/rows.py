@@ -12,8 +12,12 @@ from ..core.models import ScanResult
 from ..core.names import SURROGATE_RE, printable_values
 from ..core.printable import escape
 from .archives import is_link
+from .clock import earliest
 from .worker import Record
 
+#: the columns of a batch table; ``first_time``, ``last_time`` and ``first_failure_time`` are text,
+#: ``YYYY-MM-DDTHH:MM:SS`` as the log wrote it, plus ``+HH:MM`` where its stamp names a zone
+#: (``batch/clock.py``, the README's Batch section)
 COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace", "pod", "container",
            "rank", "status", "class", "subclass", "confidence", "title", "method", "first_failure_time",
            "first_time", "last_time", "evidence_line", "evidence_text", "cross_file_source", "top_fix",
@@ -62,7 +66,7 @@ def to_row(record: Record) -> dict[str, Any]:
                     "evidence_text": ev.text if ev else None, "top_fix": fix.title if fix else None,
                     "top_command": fix.commands[0] if fix and fix.commands else None,
                     "signatures": " ".join(d.signatures), "cross_file_source": d.facts.get("kernel_source"),
-                    "first_failure_time": min(times) if times else None})
+                    "first_failure_time": earliest(times) if times else None})
         if row["rank"] is None:
             m = RANK_RE.search(" ".join(e.text for e in d.evidence))
             row["rank"] = d.facts.get("rank") or (m.group(1) if m else None)

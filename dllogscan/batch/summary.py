@@ -19,7 +19,11 @@ def summaries(df: Any, top: int = 15) -> dict[str, Any]:
         found[col] = found[col].map(lambda v: escape(v) if isinstance(v, str) else v)
     found["node"] = found["node"].fillna("(unknown)")
     when = found["first_failure_time"].fillna(found["last_time"]).fillna(found["first_time"])
-    found["day"] = pd.to_datetime(when, errors="coerce").dt.strftime("%Y-%m-%d").fillna("(unknown)")
+    # the day the log wrote: a time with a zone keeps its own clock (``batch/clock.py``), and one
+    # column of times with and without offsets is no column of datetimes
+    dates = when.map(lambda v: v[:10] if isinstance(v, str) else None)
+    day = pd.to_datetime(dates, format="%Y-%m-%d", errors="coerce")
+    found["day"] = day.dt.strftime("%Y-%m-%d").fillna("(unknown)")
     out: dict[str, Any] = {}
     out["sources"] = pd.DataFrame({
         "status": ["scanned", "with a failure", "skipped (binary, not a file)", "links not followed", "unreadable"],

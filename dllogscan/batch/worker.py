@@ -16,6 +16,7 @@ from ..signatures.database import Database
 from ..signatures.loader import load_database
 from . import layouts
 from .archives import LINK_TAIL, Limits, Member, archive_kind, iter_archive
+from .clock import Clock
 from .probe import TapReader, TimedScanner
 
 
@@ -79,9 +80,10 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
     """Scan one source opened by ``opener`` (a path's or a member's stream)."""
     scan = scanner(config)
     year = datetime.fromtimestamp(mtime).year if mtime else None
-    scan.year = year
-    meta = layouts.from_name(member or name)
     taps: list[TapReader] = []
+    # one clock per log, over its head (complete by the first hit: the scanner reads 4 MB rounds)
+    clock = scan.clock = Clock(lambda: taps[0].head if taps else b"", year)
+    meta = layouts.from_name(member or name)
 
     def tapped() -> BinaryIO:
         tap = TapReader(opener())
@@ -96,7 +98,7 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
         text = (str(exc) or type(exc).__name__).splitlines()[0][:200]
         result = ScanResult(source=label, error=f"{label}: cannot read: {text}")
     if taps:
-        meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year))
+        meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year, clock))
     events = _events(result, database(config), meta)  # from the hits, which the record leaves out
     return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
                              bytes_read=result.bytes_read, facts=result.facts, member=member,

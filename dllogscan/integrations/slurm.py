@@ -18,7 +18,7 @@ import os
 import socket
 from datetime import datetime, timedelta
 
-from ..batch.layouts import parse_time
+from ..batch.clock import Clock, on_one_clock, parsed
 from ..batch.worker import Config
 from ..core.models import ScanResult
 from . import join
@@ -36,12 +36,15 @@ def this_node() -> str:
 
 
 def _in_window(text: str, start: datetime, end: datetime) -> str:
-    """Lines of ``dmesg -T`` whose time lies in the window (continuation lines follow theirs)."""
+    """Lines of ``dmesg -T`` whose time lies in the window (continuation lines follow theirs; the
+    window is the job's local time, a stamp with a zone is read on its own clock)."""
     out, keep = [], False
+    clock = Clock(text.encode("utf-8", "replace"), start.year)
     for line in text.splitlines(keepends=True):
-        stamp = parse_time(line, start.year)
+        stamp = parsed(clock.time(line.encode("utf-8", "replace")))
         if stamp:
-            keep = start <= datetime.fromisoformat(stamp) <= end
+            when, lo, hi = on_one_clock(stamp, start, end)
+            keep = lo <= when <= hi  # type: ignore[operator]
         if keep:
             out.append(line)
     return "".join(out)
