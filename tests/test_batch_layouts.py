@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 
+import dllogscan
 from dllogscan.batch import layouts, tarstream
 from dllogscan.batch.archives import Limits, iter_archive
 from dllogscan.batch.worker import Config, iter_chunk
@@ -262,3 +263,19 @@ def test_name_parts_are_pure_posix_paths_parts():
     for _ in range(20000):
         name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         assert layouts.name_parts(name) == PurePosixPath(name.replace("\\", "/")).parts, name
+
+
+def test_a_log_read_whole_gives_its_first_line_as_its_last_time(tmp_path):
+    """A log under the tap's 16 KB is its own tail: its first line is whole, not the piece of a
+    line the tail of a longer log starts with. Before, a two-line log whose second line has no
+    stamp got no ``last_time``."""
+    two = b"2026-11-30 06:00:00 INFO step 1\nRuntimeError: DataLoader worker (pid(s) 7) exited unexpectedly\n"
+    assert layouts.from_content(two, two, year=2026, whole=True)["last_time"] == "2026-11-30T06:00:00"
+    assert "last_time" not in layouts.from_content(two, two, year=2026)  # a tail that may start mid-line
+    log = tmp_path / "short.log"
+    log.write_bytes(two)
+    row = dllogscan.scan_many([str(log)], classifier="off", jobs=1).iloc[0]
+    assert (row["first_time"], row["last_time"]) == ("2026-11-30T06:00:00", "2026-11-30T06:00:00")
+    # a longer log's tail starts mid-line: a stamp there is not its last time
+    log.write_bytes(b"2026-11-30 06:00:00 INFO step 1\n" + b"x" * (20 << 10) + b" 2026-11-30 07:00:00\nno stamp\n")
+    assert dllogscan.scan_many([str(log)], classifier="off", jobs=1).iloc[0]["last_time"] is None

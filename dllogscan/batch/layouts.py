@@ -87,10 +87,12 @@ def from_name(name: str) -> dict[str, str]:
     return meta
 
 
-def from_content(head: bytes, tail: bytes, year: int | None = None, clock: Clock | None = None) -> dict[str, str]:
+def from_content(head: bytes, tail: bytes, year: int | None = None, clock: Clock | None = None,
+                 whole: bool = False) -> dict[str, str]:
     """Metadata in the first and last bytes of a log: Slurm variables, slurmstepd, journal host,
     the kind of log, and the first and last timestamps seen (read by ``clock``, the log's: by
-    default one over ``head`` with ``year`` for a stamp without one, ``batch/clock.py``)."""
+    default one over ``head`` with ``year`` for a stamp without one, ``batch/clock.py``).
+    ``whole``: ``tail`` starts at the log's first byte, so its first line is no piece of one."""
     meta: dict[str, str] = {}
     # searched as one block ``head + b"\n" + tail`` would be, without making it: no pattern or
     # gate spans a line break, so the first match is the head's, else the tail's
@@ -120,7 +122,7 @@ def from_content(head: bytes, tail: bytes, year: int | None = None, clock: Clock
     # many progress logs hold no clock at all: one search over the block, not one per line
     clock = clock or Clock(head, year)
     first = _first_time(head, clock) if stamps.may_hold(head) else None
-    last = _last_time(tail, clock) if stamps.may_hold(tail) else None
+    last = _last_time(tail, clock, whole) if stamps.may_hold(tail) else None
     if first:
         meta["first_time"] = first
     if last:
@@ -187,15 +189,16 @@ def _first_time(head: bytes, clock: Clock) -> str | None:
     return _edge_time(head.splitlines(), clock)
 
 
-def _last_time(tail: bytes, clock: Clock) -> str | None:
+def _last_time(tail: bytes, clock: Clock, whole: bool = False) -> str | None:
     """``_edge_time`` over the lines of ``tail`` from its end, its first (cut) line left out
-    unless it is the only one: the whole lines of its last ``EDGE_PIECE`` bytes first."""
+    unless it is the only one or ``whole`` (the tail is the whole log): the whole lines of its
+    last ``EDGE_PIECE`` bytes first."""
     if len(tail) > EDGE_PIECE:
         stamp = _edge_time(reversed(tail[-EDGE_PIECE:].splitlines()[1:]), clock)
         if stamp:
             return stamp
     lines = tail.splitlines()
-    return _edge_time(reversed(lines[1:] or lines), clock)
+    return _edge_time(reversed(lines if whole else lines[1:] or lines), clock)
 
 
 def _edge_time(lines, clock: Clock, tries: int = 200) -> str | None:

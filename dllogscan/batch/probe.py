@@ -19,6 +19,12 @@ class TapReader(io.RawIOBase):
 
     def __init__(self, inner: BinaryIO) -> None:
         self.inner, self.head, self.tail = inner, b"", b""
+        self.passed = 0  # bytes passed through
+
+    @property
+    def whole(self) -> bool:
+        """The tail holds the whole stream (it starts at its first byte)."""
+        return self.passed <= EDGE
 
     def readable(self) -> bool:
         return True
@@ -30,6 +36,7 @@ class TapReader(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         data = self.inner.read(size)
         if data:
+            self.passed += len(data)
             if len(self.head) < EDGE:
                 self.head += data[: EDGE - len(self.head)]
             self.tail = (self.tail + data[-EDGE:])[-EDGE:]

@@ -98,7 +98,8 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
         text = (str(exc) or type(exc).__name__).splitlines()[0][:200]
         result = ScanResult(source=label, error=f"{label}: cannot read: {text}")
     if taps:
-        meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year, clock))
+        meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year, clock,
+                                                             taps[0].whole))
     events = _events(result, database(config), meta)  # from the hits, which the record leaves out
     return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
                              bytes_read=result.bytes_read, facts=result.facts, member=member,
