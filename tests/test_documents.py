@@ -193,7 +193,8 @@ def test_the_tools_own_part_headers_are_neither_read_nor_cited():
     result = pipeline.run(sources.from_bytes(json.dumps(doc).encode(), "t.json"), pipeline.get_scanner())
     cited = [e.text for d in result.diagnoses for e in d.evidence]
     assert result.diagnoses and not any(HEADER.fullmatch(t) for t in cited)
-    for label, author in (("issue", "op"), ("comment 12", "a b"), ("note 3", ""), ("post 7", "x")):
+    for label, author in (("issue", "op"), ("comment 12", "a b"), ("note 3", ""), ("post 7", "x"), ("question", ""),
+                          ("answer 2", "y")):
         assert HEADER.fullmatch(header(label, author))
     lines = [(1, "--- comment 2 by bob ---"), (2, "RuntimeError: x"), (3, "--- not a header ---")]
     assert own_words(lines) == lines[1:]
@@ -445,23 +446,31 @@ GITHUB_CHROME = ("Skip to content", "Notifications", "Fork 1k", "Star 9k", "Pull
                  "Milestone", "participants", "Terms", "Closed", "New issue", "Activity")
 
 
+def read_saved_page(name: str, thread: str, chrome: tuple[str, ...], scanner):
+    """The fixture page ``name`` flattened, which must be ``thread`` exactly, none of the site's
+    ``chrome`` words in it; and its scan, whose evidence is quoted from the lines it cites."""
+    data = (DOCS / name).read_bytes()
+    flat, kind = flatten_bytes(data)
+    text = flat.decode()
+    assert kind == "html" and text == thread
+    for words in chrome:
+        assert words not in text, words
+    r = run(data, scanner)
+    assert r.document == "html"
+    for d in r.diagnoses:
+        for e in d.evidence:
+            assert e.text in text.splitlines()[e.line - 1]
+    return text, r
+
+
 @pytest.mark.parametrize("name", SAVED_ISSUE_THREADS)
 def test_a_saved_github_issue_page_reads_as_its_thread(name, mini_scanner):
     """Ctrl-S of an issue page, in GitHub's server-rendered layout (``js-timeline-item``,
     ``timeline-comment``, ``comment-body``) and its React one (``data-testid="issue-title"``,
     ``"markdown-body"``): the issue's title and the posts' text, code blocks included, nothing of
     GitHub's own; an error's words in a cross-referenced issue's title are no evidence."""
-    data = (DOCS / name).read_bytes()
-    flat, kind = flatten_bytes(data)
-    text = flat.decode()
-    assert kind == "html" and text == SAVED_ISSUE_THREADS[name]
-    for chrome in GITHUB_CHROME:
-        assert chrome not in text, chrome
-    r = run(data, mini_scanner)
-    assert r.document == "html" and r.diagnoses
-    for d in r.diagnoses:
-        for e in d.evidence:
-            assert e.text in text.splitlines()[e.line - 1]
+    text, r = read_saved_page(name, SAVED_ISSUE_THREADS[name], GITHUB_CHROME, mini_scanner)
+    assert r.diagnoses
     if name == "github-issue-page.html":
         assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
         assert [e.line for e in r.diagnoses[0].evidence] == [line_of(text, "is killed by signal: Bus error")]
@@ -480,3 +489,124 @@ def test_pages_not_from_github_issues_are_read_as_before():
     posts_marked = SAVED_PAGE.replace('class="post"', 'class="post comment-body markdown-body"')
     assert html_to_text(posts_marked) == html_to_text(SAVED_PAGE)
     assert "Loader crash\nTraining prints" in html_to_text(SAVED_PAGE)
+
+
+#: what the two saved Stack Overflow pages below hold of the thread: the title, the question, each
+#: comment and answer in page order under its header, code blocks line for line
+SAVED_QA_THREADS = {
+    "so-question-page.html": """# DataLoader worker killed by Bus error inside Docker
+
+--- question ---
+Training in a Docker container stops in the first epoch as soon as num_workers is above 0:
+Traceback (most recent call last):
+  File "train.py", line 52, in <module>
+    for images, labels in loader:
+RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is possible that dataloader's \
+workers are out of shared memory. Please try to raise your shared memory limit.
+With num_workers=0 it trains, only slowly. How do I keep the workers?
+
+--- comment 1 ---
+What does df -h /dev/shm print inside the container?
+
+--- comment 2 ---
+@ptrblck shm 64M 64M 0 100% /dev/shm
+
+--- answer 1 ---
+Docker gives a container 64 MB of /dev/shm, and every worker hands its batches to the main process through \
+it. Start the container with more:
+docker run --shm-size=8g my-image python train.py
+or share the host's with --ipc=host.
+
+--- comment 3 ---
+That was it, with --shm-size=8g all 8 workers run. Thanks!
+
+--- answer 2 ---
+On Kubernetes there is no --shm-size; mount a memory-backed emptyDir at /dev/shm instead.
+""",
+    "so-question-page-2017.html": """# Pytorch DataLoader hangs when num_workers > 0 [duplicate]
+
+--- question ---
+The loop over my DataLoader never returns a batch when num_workers=2; py-spy on the main process shows it waiting:
+Thread 0x7F3A (idle): "MainThread"
+    _poll (multiprocessing/connection.py:414)
+    get (multiprocessing/queues.py:104)
+    _get_batch (torch/utils/data/dataloader.py:250)
+The dataset opens an LMDB environment in __init__. With num_workers=0 everything works.
+
+--- comment 1 ---
+An LMDB environment cannot be shared by forked processes; open it in worker_init_fn.
+
+--- answer 1 ---
+Open the environment lazily, once per worker:
+def __getitem__(self, i):
+    if self.env is None:
+        self.env = lmdb.open(self.path, readonly=True, lock=False)
+Each worker then has its own handle after the fork.
+""",
+}
+#: Stack Overflow's words around a thread on a saved question page, in its 2024 and its 2017 markup
+#: (top bar, Ask Question, Asked/Modified/Viewed, votes, tags, the post menu, signatures, the answer
+#: count and sort, notices, the answer form, the sidebar's linked, related and hot questions, the
+#: footer, the cookie banner)
+SO_CHROME = ("Stack Overflow", "Log in", "Log In", "Sign up", "Ask Question", "Asked", "Modified", "Viewed",
+             "up vote", "favorite", "pytorch-dataloader", "Share", "Improve this", "improve this",
+             "Follow", "asked", "answered", "edited", "reputation", "badge", "2 Answers", "1 Answer", "Sorted by",
+             "Highest score", "accepted", "Add a comment", "add a comment", "Highly active", "Your Answer",
+             "Not the answer", "Browse other questions", "Overflow Blog", "Linked", "Related", "exited unexpectedly",
+             "timed out", "Hot Network Questions", "out of memory at idle", "already has an answer",
+             "Site design", "cc by-sa", "Accept all cookies", "privacy", "JavaScript")
+
+
+@pytest.mark.parametrize("name", SAVED_QA_THREADS)
+def test_a_saved_stack_overflow_question_reads_as_its_thread(name, mini_scanner):
+    """Ctrl-S of a Stack Overflow question (any Stack Exchange site: the same markup), in its
+    current markup (``s-prose js-post-body``, ``li.comment``) and its 2017 one (``post-text`` in a
+    ``td.postcell``/``answercell``, ``tr.comment``): the title, the question, the answers and the
+    comments under them, nothing of the site's; a linked question's title in the sidebar, or the
+    question it duplicates named at the top of its text, is no evidence."""
+    text, r = read_saved_page(name, SAVED_QA_THREADS[name], SO_CHROME, mini_scanner)
+    if name == "so-question-page.html":
+        assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
+        assert [e.line for e in r.diagnoses[0].evidence] == [line_of(text, "is killed by signal: Bus error")]
+    else:  # read as a page, the duplicate's title "DataLoader worker (pid(s) 1234) exited unexpectedly" was B
+        assert "B" not in {d.cls for d in r.diagnoses}
+
+
+def test_pages_not_from_stack_exchange_questions_are_read_as_before():
+    """A Stack Exchange page is one with a question's title link (``a.question-hyperlink``) and a
+    post's text (``js-post-body``; ``post-text`` with ``itemprop="text"``): a tag's list of
+    questions (their title links and excerpts), a blog whose posts are styled ``post-text``, the
+    title alone, read as any page."""
+    listing = ('<html><body><h1>Questions tagged [pytorch]</h1><div class="question-summary">'
+               '<h3><a href="/questions/1/x" class="question-hyperlink">DataLoader worker exited unexpectedly</a></h3>'
+               '<div class="excerpt">It dies at epoch 3</div></div></body></html>')
+    assert html_to_text(listing) == ("Questions tagged [pytorch]\nDataLoader worker exited unexpectedly\n"
+                                     "It dies at epoch 3\n")
+    blog = ('<html><body><h1><a class="question-hyperlink" href="/p/1">Notes</a></h1><div class="post-text">'
+            '<p>Bus error in Docker</p></div><div class="comments"><p>Raise --shm-size</p></div></body></html>')
+    assert html_to_text(blog) == "Notes\nBus error in Docker\nRaise --shm-size\n"
+    question = (DOCS / "so-question-page.html").read_text()
+    generic = html_to_text(question.replace("question-hyperlink", "title-link"))
+    assert generic.startswith("DataLoader worker killed by Bus error inside Docker\nAsk Question\nAsked 9 months ago\n")
+    assert "\n--- question ---\n" not in generic and "Not the answer you're looking for?" in generic
+
+
+def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path):
+    """``data/thread_pages.toml`` is data: a selector that names no class, id or attribute, or a
+    header word ``core.sections.HEADER`` does not know (the classifier would read the header as
+    the poster's), is refused with the file and the entry named."""
+    from dllogscan.core.errors import SignatureError
+    from dllogscan.sources.thread_page import load_pages
+
+    page = '''[[page]]\nname = "x"\nsource = "y"\ntitle = [{title}]\nposts = [".post"]\nfirst = "{first}"\nreply = "answer"\n'''
+    for title, first in (('"h1"', "question"), ('"div..x"', "question"), ('".t"', "reply"), ("3", "question")):
+        path = tmp_path / f"{first}{len(title)}.toml"
+        path.write_text(page.format(title=title, first=first))
+        with pytest.raises(SignatureError, match=f"{path}: page #1"):
+            load_pages(path)
+    path.write_text(page.format(title='"a.t", "[data-testid=t]"', first="question").replace('[".post"]', '".post"'))
+    with pytest.raises(SignatureError, match="lists"):  # a string is no list of selectors
+        load_pages(path)
+    path.write_text(page.format(title='"a.t", "[data-testid=t]"', first="question"))
+    (site,) = load_pages(path).sites
+    assert [kind for kind, _ in site.rules] == ["title", "title", "post"]

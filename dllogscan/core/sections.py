@@ -1,13 +1,14 @@
-"""The header line a flattened issue thread or notebook puts before each part (``--- comment 2 by
-bob ---``, ``--- output 3 ---``):
-written by ``sources/shapes.py``, known to the classifier's evidence choice, which never cites it
+"""The header line a flattened issue thread, Q&A page or notebook puts before each part (``--- comment
+2 by bob ---``, ``--- answer 1 ---``, ``--- output 3 ---``):
+written by ``sources/shapes.py`` and ``sources/thread_page.py``, known to the classifier's evidence choice, which never cites it
 (it is the tool's own line, not the reporter's)."""
 from __future__ import annotations
 
 import re
 
-#: a header as ``header`` writes it: the part's label (issue, comment N, note N, post N), its author
-HEADER = re.compile(r"--- (?:issue|(?:comment|note|post|cell|output) [^\s-]{1,20})(?: by .{0,200})? ---")
+#: a header as ``header`` writes it: the part's label (issue, question, comment N, note N, post N,
+#: answer N), its author
+HEADER = re.compile(r"--- (?:issue|question|(?:comment|note|post|answer|cell|output) [^\s-]{1,20})(?: by .{0,200})? ---")
 
 
 def header(label: str, author: str) -> str:

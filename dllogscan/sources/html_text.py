@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .github_page import ThreadParts
+from .thread_page import ThreadPage
 
 WHITESPACE_RE = re.compile(r"\s+")
 
@@ -69,7 +69,7 @@ class _SidePane:
     tag: str
     level: int
     start: int
-    posts: int  # how many posts of a GitHub issue page were read before it
+    thread: int  # where the thread page's reading stood before it (``ThreadPage.mark``)
     main: bool = False
 
 
@@ -89,7 +89,7 @@ class _TextBuilder:
         self.title: list[str] | None = None  # the <title>'s text while it is open
         self.title_text = ""
         self.h1 = False  # an <h1> was read: the <title> repeats it
-        self.thread = ThreadParts()  # the page's title and posts, if it is a GitHub issue page
+        self.thread = ThreadPage()  # the page's title and posts, if it is a thread page
 
     def _is_chrome(self, tag: str, attrib: object) -> bool:
         if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
@@ -126,7 +126,7 @@ class _TextBuilder:
             return
         if tag not in VOID_TAGS and tag not in PAGE_TAGS and names_side_pane(attrib):
             self._newline()
-            self.sides.append(_SidePane(tag, self.open[tag], len(self.parts), len(self.thread.bodies)))
+            self.sides.append(_SidePane(tag, self.open[tag], len(self.parts), self.thread.mark()))
         if tag not in VOID_TAGS:
             self.thread.start(tag, attrib, self.open[tag], len(self.parts))
         if tag == "title" and not self.skip:
@@ -186,7 +186,7 @@ class _TextBuilder:
         pane = self.sides.pop()
         if not pane.main:
             del self.parts[pane.start:]
-            self.thread.drop_from(pane.posts)
+            self.thread.restore(pane.thread, pane.start)
         elif self.sides:
             self.sides[-1].main = True
 
@@ -212,8 +212,8 @@ class _TextBuilder:
 
     def close(self) -> str:
         """The text; the page's <title> first where it has no <h1> (the title repeats the <h1>,
-        with the site's name: ``Loader dies · Issue #7 · o/r · GitHub``). A GitHub issue page is
-        its title and posts alone (``github_page``)."""
+        with the site's name: ``Loader dies · Issue #7 · o/r · GitHub``). A thread page (a GitHub
+        issue, a Stack Exchange question) is its title and posts alone (``thread_page``)."""
         while self.sides:
             self._end_side()
         thread = self.thread.text()

@@ -31,6 +31,15 @@ SHAPES = {
     "nested-github-posts-100k": '<bdi class="js-issue-title">t</bdi>' + '<div class="markdown-body">' * 100_000 + HEAD,
     "many-github-posts-100k": ('<bdi class="js-issue-title">t</bdi>' + '<td class="comment-body">x</td>' * 100_000
                                + f'<td class="comment-body">{BUS}</td>'),
+    # a Stack Exchange question: nested posts, many comments, what a post skips (a duplicate's
+    # notice) nested or beside side panes inside the post
+    "nested-so-posts-100k": '<a class="question-hyperlink">t</a>' + '<div class="js-post-body">' * 100_000 + HEAD,
+    "many-so-comments-100k": ('<a class="question-hyperlink">t</a><div class="js-post-body">q</div>'
+                              + '<span class="comment-copy">x</span>' * 100_000 + f'<span class="comment-copy">{BUS}</span>'),
+    "nested-so-skips-100k": ('<a class="question-hyperlink">t</a><div class="js-post-body">' + HEAD
+                             + '<div class="question-status">' * 100_000),
+    "so-skips-and-panes-50k": ('<a class="question-hyperlink">t</a><div class="js-post-body">'
+                               + '<p class="question-status">x</p><div class="sidebar">y</div>' * 50_000 + HEAD + '</div>'),
 }
 BUDGET_S = 2.0
 

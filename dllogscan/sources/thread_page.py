@@ -1,0 +1,270 @@
+"""A saved thread page (a GitHub issue, a Stack Exchange question) read as its thread: its title
+and posts alone, under the part headers the JSON exports get (data:
+``dllogscan/data/thread_pages.toml``).
+
+Each site is known by its markup, never by its words: a title element and post elements named by
+class, id or attribute (GitHub's ``js-issue-title`` and ``comment-body``, React's
+``data-testid="markdown-body"``; Stack Exchange's ``question-hyperlink``, ``js-post-body`` or
+``post-text``, ``comment-copy``). On such a page only these are the thread: the site's header, the
+thread's number, votes, timeline events, tags, "Not the answer you're looking for?", reactions, the
+sign-up notice and the footer are the site's, and their words would tip a short thread's verdict.
+Every site's markup is looked for in the same pass; a page that holds one site's title and one of
+its posts is that site's thread (the site whose title came first, if two did).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from ..core.errors import SignatureError
+from ..core.paths import DATA_DIR, data_entries
+from ..core.sections import HEADER, header
+
+DATA = DATA_DIR / "thread_pages.toml"
+FIELDS = {"name", "source", "title", "posts", "first", "reply"}
+OPTIONAL = {"comments", "skip"}
+#: a table's lists of selectors, by the kind of element they name, in the order they are tried
+KINDS = {"title": "title", "posts": "post", "comments": "comment", "skip": "skip"}
+#: a selector: an optional tag, then one or more ``.class``, ``#id``, ``[name]`` or ``[name=value]``
+SELECTOR_RE = re.compile(r"(?P<tag>[a-z][a-z0-9-]*)?(?P<rest>(?:\.[\w-]+|#[\w-]+|\[[\w-]+(?:=[^\]]*)?\])+)")
+SIMPLE_RE = re.compile(r"\.(?P<cls>[\w-]+)|#(?P<id>[\w-]+)|\[(?P<name>[\w-]+)(?:=(?P<value>[^\]]*))?\]")
+#: the header of a comment under a post (Stack Exchange's)
+COMMENT = "comment"
+NO_CLASSES: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What one element must have: its tag (None: any), class words, attributes (a value of None:
+    any value)."""
+
+    tag: str | None
+    classes: frozenset[str]
+    attrs: tuple[tuple[str, str | None], ...]
+
+    def matches(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str]) -> bool:
+        """Whether an element of ``tag``, attributes read through ``get``, class words ``classes``
+        is one this selector names."""
+        if (self.tag is not None and tag != self.tag) or not self.classes <= classes:
+            return False
+        for name, value in self.attrs:
+            got = get(name)
+            if got is None or (value is not None and got.strip() != value):
+                return False
+        return True
+
+
+def parse_selector(text: str, where: str) -> Selector:
+    """``a.question-hyperlink``, ``[data-testid=issue-title]``; anything else raises
+    ``SignatureError`` naming ``where``."""
+    found = SELECTOR_RE.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise SignatureError(f"{where}: bad selector {text!r}: a tag, then .class, #id, [name] or [name=value]")
+    classes: set[str] = set()
+    attrs: list[tuple[str, str | None]] = []
+    for simple in SIMPLE_RE.finditer(found["rest"]):
+        if simple["cls"]:
+            classes.add(simple["cls"])
+        elif simple["id"]:
+            attrs.append(("id", simple["id"]))
+        else:
+            attrs.append((simple["name"], simple["value"]))
+    return Selector(found["tag"], frozenset(classes), tuple(attrs))
+
+
+@dataclass(frozen=True)
+class Site:
+    """One site's markup: ``(kind, selector)`` pairs (kind ``title``, ``post``, ``comment`` or
+    ``skip``), the header of the first post and the word of the numbered replies."""
+
+    name: str
+    rules: tuple[tuple[str, Selector], ...]
+    first: str
+    reply: str
+
+    def kind_of(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str]) -> str | None:
+        """The kind of the first rule that names this element, else None."""
+        return next((kind for kind, sel in self.rules if sel.matches(tag, get, classes)), None)
+
+
+@dataclass(frozen=True)
+class PageTable:
+    """The sites, and what an element needs to be named by any of them: one of ``words`` among its
+    classes, or one of the attributes ``names``."""
+
+    sites: tuple[Site, ...]
+    words: frozenset[str]
+    names: tuple[str, ...]
+
+
+def _header_word(word: object, numbered: bool, where: str) -> str:
+    """``word`` where ``core.sections.HEADER`` knows the header it makes, else ``SignatureError``."""
+    label = f"{word} 1" if numbered else str(word)
+    if not isinstance(word, str) or not HEADER.fullmatch(header(label, "")):
+        raise SignatureError(f"{where}: {word!r} makes no part header core/sections.py knows")
+    return word
+
+
+def _site(raw: dict, where: str) -> Site:
+    if (not FIELDS <= set(raw) <= FIELDS | OPTIONAL or not raw["title"] or not raw["posts"]
+            or not all(isinstance(raw.get(key, []), list) for key in KINDS)):
+        raise SignatureError(f"{where}: needs {', '.join(sorted(FIELDS))} (title and posts lists, not empty), "
+                             f"may have {', '.join(sorted(OPTIONAL))}")
+    rules = tuple((kind, parse_selector(text, f"{where}: {key}"))
+                  for key, kind in KINDS.items() for text in raw.get(key, []))
+    return Site(raw["name"], rules, _header_word(raw["first"], False, where), _header_word(raw["reply"], True, where))
+
+
+@lru_cache(maxsize=2)
+def load_pages(path: Path = DATA) -> PageTable:
+    """Read and validate the table; a malformed entry or selector names itself."""
+    sites = tuple(_site(raw, f"{path}: page #{i}") for i, raw in enumerate(data_entries(path, "page"), start=1))
+    selectors = [sel for site in sites for _, sel in site.rules]
+    words = frozenset(word for sel in selectors for word in sel.classes)
+    names = tuple(sorted({name for sel in selectors if not sel.classes for name, _ in sel.attrs}))
+    return PageTable(sites, words, names)
+
+
+@dataclass
+class _Open:
+    """An element being read (a title, post or comment; or a skipped element inside one): its
+    kind, its tag, how many of that tag were open with it, where its text starts in the page's."""
+
+    kind: str
+    tag: str
+    level: int
+    start: int
+
+
+@dataclass
+class _SiteReader:
+    """One site's title and posts, collected while the whole page is read."""
+
+    site: Site
+    title: str = ""
+    titled: int = 0  # the order in which the title was read among the sites' (0: none)
+    posts: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
+    reading: _Open | None = None
+    skipping: _Open | None = None
+    holes: list[tuple[int, int]] = field(default_factory=list)  # skipped stretches of ``reading``
+
+    def start(self, kind: str, tag: str, level: int, at: int) -> None:
+        """An element of ``kind`` opens: read it, unless a part is being read (then a ``skip``
+        element inside it is left out of it) or it repeats the title."""
+        if self.reading is None:
+            if kind != "skip" and not (kind == "title" and self.title):
+                self.reading = _Open(kind, tag, level, at)
+        elif kind == "skip" and self.skipping is None and self.reading.kind != "title":
+            self.skipping = _Open(kind, tag, level, at)
+
+    def end(self, tag: str, level: int | None, parts: list[str], order: int) -> str | None:
+        """An element closes; ``"title"`` or ``"post"`` when it ends a part that is kept."""
+        skip = self.skipping
+        if skip is not None and skip.tag == tag and skip.level == level:
+            self.holes.append((skip.start, len(parts)))
+            self.skipping = None
+            return None
+        part = self.reading
+        if part is None or part.tag != tag or part.level != level:
+            return None
+        text = "".join(piece for a, b in self._kept(part.start, len(parts)) for piece in parts[a:b]).strip()
+        self.reading, self.holes = None, []
+        if part.kind == "title" and text:
+            self.title, self.titled = " ".join(text.split()), order
+            return "title"
+        if part.kind != "title" and text:
+            self.posts.append((part.kind, text))
+            return "post"
+        return None
+
+    def _kept(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The stretches of ``start:end`` outside the skipped ones."""
+        kept, at = [], start
+        for a, b in self.holes:
+            kept.append((at, a))
+            at = b
+        return kept + [(at, end)]
+
+    def forget(self, title: bool) -> None:
+        """Forget the title, or the last post, kept (it was in a side pane, dropped)."""
+        if title:
+            self.title, self.titled = "", 0
+        else:
+            self.posts.pop()
+
+    def clamp(self, length: int) -> None:
+        """The page's text was cut at ``length`` (a side pane inside the part being read)."""
+        while self.holes and self.holes[-1][0] >= length:  # in order: those in the pane are last
+            self.holes.pop()
+
+    def text(self) -> str:
+        """``# title`` and each post under its header: the first post under ``first``, then
+        ``reply N`` and ``comment N``, numbered each in page order."""
+        counts: dict[str, int] = {}
+        sections = []
+        for kind, body in self.posts:
+            word = COMMENT if kind == "comment" else self.site.reply
+            if kind == "post" and not counts.get("first"):
+                label, counts["first"] = self.site.first, 1
+            else:
+                counts[word] = counts.get(word, 0) + 1
+                label = f"{word} {counts[word]}"
+            sections.append(f"{header(label, '')}\n{body}\n")
+        return "\n".join([f"# {self.title}\n", *sections])
+
+
+class ThreadPage:
+    """The title and posts of each site's markup on a page, collected while the whole page is
+    read; the page is a thread page when one site's title and posts were both there."""
+
+    def __init__(self, table: PageTable | None = None) -> None:
+        self.table = table or load_pages()
+        self.readers = [_SiteReader(site) for site in self.table.sites]
+        self.titles = 0
+        #: what was kept, in order: a reader's index times 2, plus 1 for a title (undone by ``restore``)
+        self.kept: list[int] = []
+
+    def start(self, tag: str, attrib: object, level: int, at: int) -> None:
+        """An element opens, the ``level``-th open ``tag``, its text from ``at`` in the page's parts."""
+        get = getattr(attrib, "get", None)
+        if not attrib or get is None:
+            return
+        words = get("class")
+        classes = frozenset(words.split()) if words else NO_CLASSES
+        if classes.isdisjoint(self.table.words) and all(get(name) is None for name in self.table.names):
+            return
+        for reader in self.readers:
+            kind = reader.site.kind_of(tag, get, classes)
+            if kind is not None:
+                reader.start(kind, tag, level, at)
+
+    def end(self, tag: str, level: int | None, parts: list[str]) -> None:
+        """An element closes (before it is counted closed); a title or post it ends is kept."""
+        for i, reader in enumerate(self.readers):
+            if reader.reading is not None:
+                kept = reader.end(tag, level, parts, self.titles + 1)
+                if kept is not None:
+                    self.titles += kept == "title"
+                    self.kept.append(2 * i + (kept == "title"))
+
+    def mark(self) -> int:
+        """Where the reading stands, to go back to (``restore``)."""
+        return len(self.kept)
+
+    def restore(self, mark: int, length: int) -> None:
+        """Forget the titles and posts kept since ``mark``: they were in a side pane, whose text
+        (from ``length`` on) was dropped."""
+        while len(self.kept) > mark:
+            index, title = divmod(self.kept.pop(), 2)
+            self.readers[index].forget(bool(title))
+        for reader in self.readers:
+            reader.clamp(length)
+
+    def text(self) -> str | None:
+        """The thread as a thread export is flattened, from the site whose title came first among
+        those with a title and a post; None when no site had both."""
+        found = [reader for reader in self.readers if reader.title and reader.posts]
+        return min(found, key=lambda reader: reader.titled).text() if found else None
