@@ -55,7 +55,7 @@ def test_discourse_cooked_html_becomes_text(mini_scanner):
     text = flat.decode()
     assert kind == "discourse-topic"
     assert "dataloader's workers" in text and "it works & is slow" in text and "<code" not in text
-    assert "With num_workers=0 it works" in text
+    assert "With `num_workers=0` it works" in text and "Use `--shm-size=8g`." in text  # inline code as markdown
     r = run(data, mini_scanner)
     assert r.diagnoses[0].cls == "A"
     assert r.diagnoses[0].evidence[0].line == line_of(text, "killed by signal: Bus error")
@@ -110,6 +110,23 @@ def test_document_over_the_cap_keeps_every_byte():
 
 def test_html_entities_and_lists():
     assert html_to_text("<ul><li>a &lt;b&gt;</li><li>c</li></ul>") == "- a <b>\n- c\n"
+
+
+def test_inline_code_reads_as_markdown_writes_it():
+    """Inline ``<code>`` is written between backticks, as the markdown it was rendered from (the
+    corpus threads are markdown, and their signatures and words read them so): two with spaces
+    around code that holds one, none around empty code; one pair for nested code. A code block
+    (``<pre>``, its ``<code>`` inside) keeps its lines as they are."""
+    assert html_to_text("<p>Set <code>num_workers=0</code> and <code>pin_memory</code>.</p>") == \
+        "Set `num_workers=0` and `pin_memory`.\n"
+    assert html_to_text("<pre><code>x = `a`\n  y</code></pre><pre><span><code>z</code></span></pre>") == "x = `a`\n  y\nz\n"
+    assert html_to_text("<p>run <code>a`b</code> <code></code><code> </code>now</p>") == "run `` a`b `` now\n"
+    assert html_to_text("<p>a<code>x<code>y</code>z</code>b</p>") == "a`xyz`b\n"
+    assert html_to_text("<blockquote><p><code>/dev/shm</code> is full,<br><code>df</code> says</p></blockquote>") == \
+        "> `/dev/shm` is full,\n> `df` says\n"
+    for hidden in ('<code class="sidebar">x</code>', "<code hidden>x</code>", "<button><code>x</code></button>",
+                   "<script><code>x</code></script>"):  # dropped with what holds it, backticks too
+        assert html_to_text(f"<p>a {hidden}b</p>").replace("\n", " ").split() == ["a", "b"], hidden
 
 
 def test_github_rest_issue_object_whose_comments_is_a_count(mini_scanner):
@@ -407,16 +424,16 @@ SAVED_ISSUE_THREADS = {
     "github-issue-page.html": """# DataLoader workers die in Docker
 
 --- issue ---
-Training in a container stops in the first epoch with num_workers=8:
+Training in a container stops in the first epoch with `num_workers=8`:
 Traceback (most recent call last):
   File "train.py", line 41, in <module>
     for batch in loader:
 RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is possible that dataloader's \
 workers are out of shared memory. Please try to raise your shared memory limit.
-It runs with num_workers=0.
+It runs with `num_workers=0`.
 
 --- comment 1 ---
-Docker gives a container 64 MB of /dev/shm. Start it with more:
+Docker gives a container 64 MB of `/dev/shm`. Start it with more:
 docker run --shm-size=8g acme/train
 
 --- comment 2 ---
@@ -425,14 +442,14 @@ That fixed it, thanks!
     "github-issue-page-react.html": """# Workers hang after the first epoch with persistent_workers
 
 --- issue ---
-With persistent_workers=True the loop stops after epoch 1; py-spy shows the main process in:
+With `persistent_workers=True` the loop stops after epoch 1; py-spy shows the main process in:
 Thread 0x7f3a (idle): "MainThread"
     _poll (multiprocessing/connection.py:424)
     get (multiprocessing/queues.py:113)
     _try_get_data (torch/utils/data/dataloader.py:1133)
 
 --- comment 1 ---
-The dataset opens an HDF5 file in __init__; open it in each worker instead:
+The dataset opens an HDF5 file in `__init__`; open it in each worker instead:
 def worker_init_fn(worker_id):
     info = torch.utils.data.get_worker_info()
     info.dataset.open()
@@ -497,44 +514,45 @@ SAVED_QA_THREADS = {
     "so-question-page.html": """# DataLoader worker killed by Bus error inside Docker
 
 --- question ---
-Training in a Docker container stops in the first epoch as soon as num_workers is above 0:
+Training in a Docker container stops in the first epoch as soon as `num_workers` is above 0:
 Traceback (most recent call last):
   File "train.py", line 52, in <module>
     for images, labels in loader:
 RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is possible that dataloader's \
 workers are out of shared memory. Please try to raise your shared memory limit.
-With num_workers=0 it trains, only slowly. How do I keep the workers?
+With `num_workers=0` it trains, only slowly. How do I keep the workers?
 
 --- comment 1 ---
-What does df -h /dev/shm print inside the container?
+What does `df -h /dev/shm` print inside the container?
 
 --- comment 2 ---
 @ptrblck shm 64M 64M 0 100% /dev/shm
 
 --- answer 1 ---
-Docker gives a container 64 MB of /dev/shm, and every worker hands its batches to the main process through \
-it. Start the container with more:
+Docker gives a container 64 MB of `/dev/shm`, and every worker hands its batches to the main process \
+through it. Start the container with more:
 docker run --shm-size=8g my-image python train.py
-or share the host's with --ipc=host.
+or share the host's with `--ipc=host`.
 
 --- comment 3 ---
-That was it, with --shm-size=8g all 8 workers run. Thanks!
+That was it, with `--shm-size=8g` all 8 workers run. Thanks!
 
 --- answer 2 ---
-On Kubernetes there is no --shm-size; mount a memory-backed emptyDir at /dev/shm instead.
+On Kubernetes there is no `--shm-size`; mount a memory-backed `emptyDir` at `/dev/shm` instead.
 """,
     "so-question-page-2017.html": """# Pytorch DataLoader hangs when num_workers > 0 [duplicate]
 
 --- question ---
-The loop over my DataLoader never returns a batch when num_workers=2; py-spy on the main process shows it waiting:
+The loop over my `DataLoader` never returns a batch when `num_workers=2`; py-spy on the main process shows it \
+waiting:
 Thread 0x7F3A (idle): "MainThread"
     _poll (multiprocessing/connection.py:414)
     get (multiprocessing/queues.py:104)
     _get_batch (torch/utils/data/dataloader.py:250)
-The dataset opens an LMDB environment in __init__. With num_workers=0 everything works.
+The dataset opens an LMDB environment in `__init__`. With `num_workers=0` everything works.
 
 --- comment 1 ---
-An LMDB environment cannot be shared by forked processes; open it in worker_init_fn.
+An LMDB environment cannot be shared by forked processes; open it in `worker_init_fn`.
 
 --- answer 1 ---
 Open the environment lazily, once per worker:

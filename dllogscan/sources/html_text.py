@@ -1,4 +1,5 @@
-"""HTML to plain text: blocks become lines, ``<pre>`` keeps its lines, quotes get ``> ``.
+"""HTML to plain text: blocks become lines, ``<pre>`` keeps its lines, quotes get ``> ``, inline
+``<code>`` its backticks (`` `x` ``, as the markdown a tracker rendered it from wrote it).
 
 The page goes through libxml2's HTML parser (``lxml``) as a stream of events (start tag, text, end
 tag) into ``_TextBuilder``; no tree is built. It is linear in its input on every crafted shape
@@ -79,6 +80,8 @@ class _TextBuilder:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.pre = 0
+        self.code = 0  # how many inline <code> elements are open (outside <pre>)
+        self.code_at = 0  # where the outermost one's text starts, after its opening backtick
         self.quote = 0
         self.skip = 0
         self.sections = 0
@@ -144,6 +147,8 @@ class _TextBuilder:
             self.quote += 1
         elif tag in BLOCK_TAGS:
             self._newline()
+        elif tag == "code" and not (self.pre or self.skip):
+            self._open_code()
         if tag == "li":
             self.parts.append("- ")
 
@@ -174,6 +179,32 @@ class _TextBuilder:
             self._newline()
         elif tag in BLOCK_TAGS:
             self._newline()
+        elif tag == "code" and self.code:
+            self._close_code()
+
+    def _open_code(self) -> None:
+        """Inline code opens: a backtick before its text, as markdown writes it (the outermost one
+        of nested ``<code>`` elements)."""
+        self.code += 1
+        if self.code == 1:
+            self.data("`")
+            self.code_at = len(self.parts)
+
+    def _close_code(self) -> None:
+        """Inline code closes: a backtick after its text; two, with spaces, around a text that holds
+        one (```` `` a`b `` ````); none for an empty one."""
+        self.code -= 1
+        if self.code or self.code_at > len(self.parts):  # nested; or itself a side pane, dropped
+            return
+        inside = "".join(self.parts[self.code_at:])
+        opener = self.parts[self.code_at - 1]
+        if not inside.strip():
+            self.parts[self.code_at - 1:] = [opener[:-1]] if opener[:-1] else []
+        elif "`" in inside:
+            self.parts[self.code_at - 1] = opener[:-1] + "`` "
+            self.data(" ``")
+        else:
+            self.data("`")
 
     def _end_title(self) -> None:
         if self.title is not None and not self.title_text:

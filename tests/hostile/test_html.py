@@ -40,6 +40,10 @@ SHAPES = {
                              + '<div class="question-status">' * 100_000),
     "so-skips-and-panes-50k": ('<a class="question-hyperlink">t</a><div class="js-post-body">'
                                + '<p class="question-status">x</p><div class="sidebar">y</div>' * 50_000 + HEAD + '</div>'),
+    # inline code, written between backticks: nested, many, each a side pane
+    "nested-code-200k": "<code>" * 200_000 + HEAD,
+    "many-code-spans-100k": "<p>" + "<code>x</code> " * 100_000 + "</p>" + HEAD,
+    "code-side-panes-100k": '<code class="sidebar">x</code>' * 100_000 + HEAD,
 }
 BUDGET_S = 2.0
 
