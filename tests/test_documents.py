@@ -418,12 +418,13 @@ def test_a_saved_github_page_drops_its_sidebar_and_repeated_title(mini_scanner):
                         '<aside class="sidebar"><p>Related</p></aside></body>') == "It crashes\n"
 
 
-#: what the two saved pages below hold of the thread: the title, each post under its header, the
-#: code blocks line for line; none of GitHub's own lines around them
+#: what the two saved pages below hold of the thread: the title, each post under its header (with
+#: its author, as the JSON exports have it), the code blocks line for line; none of GitHub's own
+#: lines around them
 SAVED_ISSUE_THREADS = {
     "github-issue-page.html": """# DataLoader workers die in Docker
 
---- issue ---
+--- issue by octo-reporter ---
 Training in a container stops in the first epoch with `num_workers=8`:
 Traceback (most recent call last):
   File "train.py", line 41, in <module>
@@ -432,23 +433,23 @@ RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is
 workers are out of shared memory. Please try to raise your shared memory limit.
 It runs with `num_workers=0`.
 
---- comment 1 ---
+--- comment 1 by maint-bot ---
 Docker gives a container 64 MB of `/dev/shm`. Start it with more:
 docker run --shm-size=8g acme/train
 
---- comment 2 ---
+--- comment 2 by octo-reporter ---
 That fixed it, thanks!
 """,
     "github-issue-page-react.html": """# Workers hang after the first epoch with persistent_workers
 
---- issue ---
+--- issue by octo-reporter ---
 With `persistent_workers=True` the loop stops after epoch 1; py-spy shows the main process in:
 Thread 0x7f3a (idle): "MainThread"
     _poll (multiprocessing/connection.py:424)
     get (multiprocessing/queues.py:113)
     _try_get_data (torch/utils/data/dataloader.py:1133)
 
---- comment 1 ---
+--- comment 1 by maint-bot ---
 The dataset opens an HDF5 file in `__init__`; open it in each worker instead:
 def worker_init_fn(worker_id):
     info = torch.utils.data.get_worker_info()
@@ -509,7 +510,7 @@ def test_pages_not_from_github_issues_are_read_as_before():
 
 
 #: what the two saved Stack Overflow pages below hold of the thread: the title, the question, each
-#: comment and answer in page order under its header, code blocks line for line
+#: comment (with its author) and answer in page order under its header, code blocks line for line
 SAVED_QA_THREADS = {
     "so-question-page.html": """# DataLoader worker killed by Bus error inside Docker
 
@@ -522,10 +523,10 @@ RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is
 workers are out of shared memory. Please try to raise your shared memory limit.
 With `num_workers=0` it trains, only slowly. How do I keep the workers?
 
---- comment 1 ---
+--- comment 1 by ptrblck ---
 What does `df -h /dev/shm` print inside the container?
 
---- comment 2 ---
+--- comment 2 by Lena K ---
 @ptrblck shm 64M 64M 0 100% /dev/shm
 
 --- answer 1 ---
@@ -534,7 +535,7 @@ through it. Start the container with more:
 docker run --shm-size=8g my-image python train.py
 or share the host's with `--ipc=host`.
 
---- comment 3 ---
+--- comment 3 by Lena K ---
 That was it, with `--shm-size=8g` all 8 workers run. Thanks!
 
 --- answer 2 ---
@@ -551,7 +552,7 @@ Thread 0x7F3A (idle): "MainThread"
     _get_batch (torch/utils/data/dataloader.py:250)
 The dataset opens an LMDB environment in `__init__`. With `num_workers=0` everything works.
 
---- comment 1 ---
+--- comment 1 by soumith ---
 An LMDB environment cannot be shared by forked processes; open it in `worker_init_fn`.
 
 --- answer 1 ---
@@ -609,6 +610,29 @@ def test_pages_not_from_stack_exchange_questions_are_read_as_before():
     assert "\n--- question ---\n" not in generic and "Not the answer you're looking for?" in generic
 
 
+def test_a_thread_pages_authors_sign_their_own_posts():
+    """A post's header names its author as the JSON exports' do where the page names them in one
+    element: GitHub's login before a post (``a.author``; React's ``avatar-link``), a Stack
+    Exchange comment's after it (``a.comment-user``). A timeline event's actor is not the next
+    post's author when that post has its own header; a post without one is signed by no one (not
+    by the post before it, nor by the next post's author); a name over 100 characters is no login."""
+    github = ('<h1><bdi class="js-issue-title">Loader dies</bdi></h1>'
+              '<a class="author">op</a> opened this issue<div class="comment-body">It crashes</div>'
+              '<div class="TimelineItem"><a class="author">bot</a> added the bug label</div>'
+              '<a class="author">maint</a><div class="comment-body">Raise shm</div>'
+              '<div class="comment-body">No header</div>'
+              f'<a class="author">{"x" * 101}</a><div class="comment-body">Long</div>')
+    assert html_to_text(github) == ("# Loader dies\n\n--- issue by op ---\nIt crashes\n\n--- comment 1 by maint ---\n"
+                                    "Raise shm\n\n--- comment 2 ---\nNo header\n\n--- comment 3 ---\nLong\n")
+    stack = ('<h1><a class="question-hyperlink">Hang</a></h1><div class="js-post-body">q</div>'
+             '<div class="user-details"><a href="/users/1/ed">ed</a></div>'
+             '<ul><li><span class="comment-copy">c1</span> &ndash; <a class="comment-user">ann</a></li>'
+             '<li><span class="comment-copy">c2</span></li></ul>'
+             '<div class="js-post-body">a1</div><span class="comment-copy">c3</span> <a class="comment-user">bo</a>')
+    assert html_to_text(stack) == ("# Hang\n\n--- question ---\nq\n\n--- comment 1 by ann ---\nc1\n\n--- comment 2 ---\n"
+                                   "c2\n\n--- answer 1 ---\na1\n\n--- comment 3 by bo ---\nc3\n")
+
+
 def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path):
     """``data/thread_pages.toml`` is data: a selector that names no class, id or attribute, or a
     header word ``core.sections.HEADER`` does not know (the classifier would read the header as
@@ -625,6 +649,10 @@ def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path)
     path.write_text(page.format(title='"a.t", "[data-testid=t]"', first="question").replace('[".post"]', '".post"'))
     with pytest.raises(SignatureError, match="lists"):  # a string is no list of selectors
         load_pages(path)
+    for where in ("", 'author = "inside"\n'):  # authors, but not where they stand
+        path.write_text(page.format(title='".t"', first="question") + 'authors = ["a.by"]\n' + where)
+        with pytest.raises(SignatureError, match="before or after"):
+            load_pages(path)
     path.write_text(page.format(title='"a.t", "[data-testid=t]"', first="question"))
     (site,) = load_pages(path).sites
     assert [kind for kind, _ in site.rules] == ["title", "title", "post"]

@@ -25,9 +25,13 @@ from ..core.sections import HEADER, header
 
 DATA = DATA_DIR / "thread_pages.toml"
 FIELDS = {"name", "source", "title", "posts", "first", "reply"}
-OPTIONAL = {"comments", "skip"}
+OPTIONAL = {"comments", "skip", "authors", "author"}
 #: a table's lists of selectors, by the kind of element they name, in the order they are tried
-KINDS = {"title": "title", "posts": "post", "comments": "comment", "skip": "skip"}
+KINDS = {"title": "title", "posts": "post", "comments": "comment", "authors": "author", "skip": "skip"}
+#: where a post's author's name stands: before its text (in its header), or after it (its signature)
+PLACES = {"before", "after"}
+#: the longest name read as a post's author (a GitHub login has 39 characters at most)
+AUTHOR_MAX = 100
 #: a selector: an optional tag, then one or more ``.class``, ``#id``, ``[name]`` or ``[name=value]``
 SELECTOR_RE = re.compile(r"(?P<tag>[a-z][a-z0-9-]*)?(?P<rest>(?:\.[\w-]+|#[\w-]+|\[[\w-]+(?:=[^\]]*)?\])+)")
 SIMPLE_RE = re.compile(r"\.(?P<cls>[\w-]+)|#(?P<id>[\w-]+)|\[(?P<name>[\w-]+)(?:=(?P<value>[^\]]*))?\]")
@@ -77,13 +81,15 @@ def parse_selector(text: str, where: str) -> Selector:
 
 @dataclass(frozen=True)
 class Site:
-    """One site's markup: ``(kind, selector)`` pairs (kind ``title``, ``post``, ``comment`` or
-    ``skip``), the header of the first post and the word of the numbered replies."""
+    """One site's markup: ``(kind, selector)`` pairs (kind ``title``, ``post``, ``comment``,
+    ``author`` or ``skip``), the header of the first post, the word of the numbered replies, and
+    whether an author's name stands ``before`` or ``after`` the text it wrote."""
 
     name: str
     rules: tuple[tuple[str, Selector], ...]
     first: str
     reply: str
+    author: str = ""
 
     def kind_of(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str]) -> str | None:
         """The kind of the first rule that names this element, else None."""
@@ -110,12 +116,14 @@ def _header_word(word: object, numbered: bool, where: str) -> str:
 
 def _site(raw: dict, where: str) -> Site:
     if (not FIELDS <= set(raw) <= FIELDS | OPTIONAL or not raw["title"] or not raw["posts"]
-            or not all(isinstance(raw.get(key, []), list) for key in KINDS)):
+            or not all(isinstance(raw.get(key, []), list) for key in KINDS)
+            or bool(raw.get("authors")) != (raw.get("author") in PLACES)):
         raise SignatureError(f"{where}: needs {', '.join(sorted(FIELDS))} (title and posts lists, not empty), "
-                             f"may have {', '.join(sorted(OPTIONAL))}")
+                             f"may have {', '.join(sorted(OPTIONAL))} (authors with author = before or after)")
     rules = tuple((kind, parse_selector(text, f"{where}: {key}"))
                   for key, kind in KINDS.items() for text in raw.get(key, []))
-    return Site(raw["name"], rules, _header_word(raw["first"], False, where), _header_word(raw["reply"], True, where))
+    return Site(raw["name"], rules, _header_word(raw["first"], False, where), _header_word(raw["reply"], True, where),
+                raw.get("author", ""))
 
 
 @lru_cache(maxsize=2)
@@ -140,16 +148,29 @@ class _Open:
 
 
 @dataclass
+class _Post:
+    """A post or comment kept: its kind, its text, who wrote it (empty: the page does not say)."""
+
+    kind: str
+    text: str
+    author: str = ""
+
+
+@dataclass
 class _SiteReader:
     """One site's title and posts, collected while the whole page is read."""
 
     site: Site
     title: str = ""
     titled: int = 0  # the order in which the title was read among the sites' (0: none)
-    posts: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
+    posts: list[_Post] = field(default_factory=list)
     reading: _Open | None = None
     skipping: _Open | None = None
     holes: list[tuple[int, int]] = field(default_factory=list)  # skipped stretches of ``reading``
+    #: the author read since the last part (``before``: the next one's), or whether the last post
+    #: kept is still the one an author read now signs (``after``: no part has started since)
+    author: str = ""
+    signable: bool = False
 
     def start(self, kind: str, tag: str, level: int, at: int) -> None:
         """An element of ``kind`` opens: read it, unless a part is being read (then a ``skip``
@@ -157,6 +178,7 @@ class _SiteReader:
         if self.reading is None:
             if kind != "skip" and not (kind == "title" and self.title):
                 self.reading = _Open(kind, tag, level, at)
+                self.signable = self.signable and kind == "author"
         elif kind == "skip" and self.skipping is None and self.reading.kind != "title":
             self.skipping = _Open(kind, tag, level, at)
 
@@ -172,13 +194,26 @@ class _SiteReader:
             return None
         text = "".join(piece for a, b in self._kept(part.start, len(parts)) for piece in parts[a:b]).strip()
         self.reading, self.holes = None, []
-        if part.kind == "title" and text:
+        if part.kind == "author":
+            self._signed(" ".join(text.split()))
+        elif part.kind == "title" and text:
             self.title, self.titled = " ".join(text.split()), order
             return "title"
-        if part.kind != "title" and text:
-            self.posts.append((part.kind, text))
+        elif part.kind != "title" and text:
+            self.posts.append(_Post(part.kind, text, self.author if self.site.author == "before" else ""))
+            self.author, self.signable = "", True
             return "post"
         return None
+
+    def _signed(self, name: str) -> None:
+        """An author's name was read: the next post's (``before``), or the last post's if none has
+        started since (``after``; the last name read wins: a signature follows its editor's)."""
+        if not name or len(name) > AUTHOR_MAX:
+            return
+        if self.site.author == "before":
+            self.author = name
+        elif self.signable:
+            self.posts[-1].author = name
 
     def _kept(self, start: int, end: int) -> list[tuple[int, int]]:
         """The stretches of ``start:end`` outside the skipped ones."""
@@ -194,6 +229,7 @@ class _SiteReader:
             self.title, self.titled = "", 0
         else:
             self.posts.pop()
+            self.signable = False
 
     def clamp(self, length: int) -> None:
         """The page's text was cut at ``length`` (a side pane inside the part being read)."""
@@ -202,17 +238,18 @@ class _SiteReader:
 
     def text(self) -> str:
         """``# title`` and each post under its header: the first post under ``first``, then
-        ``reply N`` and ``comment N``, numbered each in page order."""
+        ``reply N`` and ``comment N``, numbered each in page order, ``by`` its author where the page
+        names one."""
         counts: dict[str, int] = {}
         sections = []
-        for kind, body in self.posts:
-            word = COMMENT if kind == "comment" else self.site.reply
-            if kind == "post" and not counts.get("first"):
+        for post in self.posts:
+            word = COMMENT if post.kind == "comment" else self.site.reply
+            if post.kind == "post" and not counts.get("first"):
                 label, counts["first"] = self.site.first, 1
             else:
                 counts[word] = counts.get(word, 0) + 1
                 label = f"{word} {counts[word]}"
-            sections.append(f"{header(label, '')}\n{body}\n")
+            sections.append(f"{header(label, post.author)}\n{post.text}\n")
         return "\n".join([f"# {self.title}\n", *sections])
 
 

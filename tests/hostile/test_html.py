@@ -40,6 +40,11 @@ SHAPES = {
                              + '<div class="question-status">' * 100_000),
     "so-skips-and-panes-50k": ('<a class="question-hyperlink">t</a><div class="js-post-body">'
                                + '<p class="question-status">x</p><div class="sidebar">y</div>' * 50_000 + HEAD + '</div>'),
+    # authors' names: many before one GitHub post, many after one Stack Exchange comment
+    "many-github-authors-100k": ('<bdi class="js-issue-title">t</bdi>' + '<a class="author">x</a>' * 100_000
+                                 + f'<div class="comment-body">{BUS}</div>'),
+    "many-so-authors-100k": ('<a class="question-hyperlink">t</a>' + f'<div class="js-post-body">{BUS}</div>'
+                             + '<span class="comment-copy">c</span>' + '<a class="comment-user">x</a>' * 100_000),
     # inline code, written between backticks: nested, many, each a side pane
     "nested-code-200k": "<code>" * 200_000 + HEAD,
     "many-code-spans-100k": "<p>" + "<code>x</code> " * 100_000 + "</p>" + HEAD,
