@@ -50,15 +50,17 @@ SHAPES = {
     "many-code-spans-100k": "<p>" + "<code>x</code> " * 100_000 + "</p>" + HEAD,
     "code-side-panes-100k": '<code class="sidebar">x</code>' * 100_000 + HEAD,
 }
+#: CPU seconds (this process's: a shared machine's other work is not the reader's); the 100k-element
+#: shapes take about 1 s on a 2-core machine
 BUDGET_S = 2.0
 
 
 @pytest.mark.parametrize("name", SHAPES)
 def test_crafted_html_flattens_in_bounded_time_and_memory(name):
     html = SHAPES[name]
-    start = time.perf_counter()
+    start = time.process_time()
     text = html_to_text(html)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert elapsed < BUDGET_S, f"{name}: {elapsed:.2f} s"
     assert BUS in text
     tracemalloc.start()
