@@ -8,7 +8,7 @@ import threading
 import time
 
 import torch
-from torch.utils.data import Dataset, IterableDataset, get_worker_info
+from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 _LOCK = threading.Lock()
 
@@ -162,3 +162,69 @@ def endless_unsharded() -> IterableDataset:
 
 def endless_sharded() -> IterableDataset:
     return Stream(None, sharded=True)
+
+
+class Ranged(IterableDataset):
+    """Items start, start + step, ... below ``n`` as small tensors: the whole stream until a
+    worker_init_fn sets ``start`` and ``step`` on its worker's copy (``split_by_worker``)."""
+
+    def __init__(self, n: int = 40) -> None:
+        self.n, self.start, self.step = n, 0, 1
+
+    def __iter__(self):
+        return (torch.full((4,), float(i)) for i in range(self.start, self.n, self.step))
+
+
+def split_by_worker(worker_id: int) -> None:
+    """A worker_init_fn that gives each worker every num_workers-th item of its dataset copy."""
+    info = get_worker_info()
+    info.dataset.start, info.dataset.step = info.id, info.num_workers
+
+
+def seed_only(worker_id: int) -> None:
+    """A worker_init_fn that seeds and splits nothing."""
+    torch.manual_seed(worker_id)
+
+
+def raising_init(worker_id: int) -> None:
+    raise OSError(f"cannot open the shard index in worker {worker_id}")
+
+
+def hanging_init(worker_id: int) -> None:
+    time.sleep(600)
+
+
+def ranged() -> IterableDataset:
+    return Ranged()
+
+
+def split_loader() -> DataLoader:
+    """A DataLoader whose worker_init_fn splits the stream: 40 items, batches of 4."""
+    return DataLoader(Ranged(), batch_size=4, worker_init_fn=split_by_worker)
+
+
+def unsplit_loader() -> DataLoader:
+    return DataLoader(Ranged(), batch_size=4)
+
+
+def seeded_unsplit_loader() -> DataLoader:
+    return DataLoader(Ranged(), batch_size=4, worker_init_fn=seed_only)
+
+
+def raising_init_loader() -> DataLoader:
+    return DataLoader(Squares(8), batch_size=2, worker_init_fn=raising_init)
+
+
+def hanging_init_loader() -> DataLoader:
+    return DataLoader(Squares(8), batch_size=2, worker_init_fn=hanging_init)
+
+
+def workers_only_loader() -> DataLoader:
+    """Settings torch refuses at num_workers=0: each rung but 0 keeps them."""
+    return DataLoader(Squares(8), batch_size=2, num_workers=2, prefetch_factor=4, persistent_workers=True,
+                      timeout=30, pin_memory=True, drop_last=True)
+
+
+def batch_sampler_loader() -> DataLoader:
+    """10 items in batches of 3, 3 and 4, from a batch_sampler of its own."""
+    return DataLoader(Squares(10), batch_sampler=[[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]])

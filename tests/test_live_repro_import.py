@@ -55,7 +55,7 @@ def test_a_factory_that_raises_is_still_the_dataset_code():
 @pytest.mark.parametrize("factory, message", [
     ("sized", f"{DS}:sized: the factory needs arguments (n: 'int', size: 'int' = 64) -> 'Dataset'; give "
               "repro a function that takes none and calls it with yours"),
-    ("not_a_dataset", f"{DS}:not_a_dataset: the factory returned int, not a Dataset"),
+    ("not_a_dataset", f"{DS}:not_a_dataset: the factory returned int, not a Dataset or DataLoader"),
     ("empty", f"{DS}:empty: the dataset is empty (len 0): there is nothing to load"),
 ])
 def test_a_factory_that_makes_nothing_to_load_is_a_usage_error(factory, message):

@@ -22,8 +22,8 @@ def test_the_default_collates_batch_size_is_read_whatever_the_sample(sample):
 
 def test_a_batch_size_is_not_guessed_where_it_cannot_be_read():
     assert samples_in(torch.tensor(1.0)) is None and samples_in([]) is None and samples_in(object()) is None
-    assert batch_size_reader(2, lambda b: b)(torch.zeros(5, 3)) is None  # a collate_fn of the user's
-    assert batch_size_reader(None, None)(torch.zeros(5, 3)) == 1  # batch_size=None: one sample a batch
+    assert batch_size_reader(True, lambda b: b)(torch.zeros(5, 3)) is None  # a collate_fn of the user's
+    assert batch_size_reader(False, None)(torch.zeros(5, 3)) == 1  # batch_size=None: one sample a batch
 
 
 def test_equal_batches_share_a_fingerprint_and_different_ones_do_not():

@@ -14,11 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
+from .loader import Conflict, Options, build, describe_all, for_rung, settings, user_collate
+
 OK_MARK = "dllogscan-repro: ok"
-#: written next to the spec when the factory or collate function cannot be imported, or the factory
-#: cannot make a dataset to load (it needs arguments, returns no dataset, an empty one): the
-#: parent's usage error, not a failure of the dataset
+#: written next to the spec when the factory, collate or worker_init function cannot be imported, the
+#: factory cannot make a dataset to load (it needs arguments, returns no dataset, an empty one), or an
+#: option cannot apply to its loader: the parent's usage error, not a failure of the dataset
 IMPORT_ERROR = "import_error"
+#: written next to the spec before the first batch: what the rung's loader is (``loader.describe_all``)
+LOADER_FILE = "loader.json"
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -53,8 +57,11 @@ def stop(folder: str, message: str) -> NoReturn:
 
 
 def make_dataset(factory: Callable[..., Any], spec: str, folder: str) -> Any:
-    """``factory()``, stopping with a usage error when it cannot be called without arguments or
-    gives nothing a DataLoader could load; an exception raised inside it is the dataset's own."""
+    """``factory()``: a Dataset or a DataLoader, stopping with a usage error when it cannot be
+    called without arguments or gives nothing a DataLoader could load; an exception raised inside
+    it is the dataset's own."""
+    from torch.utils.data import DataLoader
+
     try:
         inspect.signature(factory).bind()
     except TypeError:
@@ -62,41 +69,66 @@ def make_dataset(factory: Callable[..., Any], spec: str, folder: str) -> Any:
                      "function that takes none and calls it with yours")
     except ValueError:  # no signature to read (a builtin): just call it
         pass
-    dataset = factory()
+    made = factory()
+    dataset = made.dataset if isinstance(made, DataLoader) else made
     if not (hasattr(dataset, "__getitem__") or hasattr(dataset, "__iter__")):
-        stop(folder, f"{spec}: the factory returned {type(dataset).__name__}, not a Dataset")
+        stop(folder, f"{spec}: the factory returned {type(made).__name__}, not a Dataset or DataLoader")
     try:
         empty = len(dataset) == 0
     except (TypeError, NotImplementedError):  # an IterableDataset without __len__
         empty = False
     if empty:
         stop(folder, f"{spec}: the dataset is empty (len 0): there is nothing to load")
-    return dataset
+    return made
 
 
 class _PidInit:
-    """Records each worker's pid, then installs the stack dumper."""
+    """Records each worker's pid, then installs the stack dumper, then runs the user's
+    worker_init_fn: a hang or crash in it is a known worker's, its stack dumped."""
 
-    def __init__(self, folder: str) -> None:
-        self.folder = folder
+    def __init__(self, folder: str, inner: Callable[[int], Any] | None = None) -> None:
+        self.folder, self.inner = folder, inner
 
     def __call__(self, worker_id: int) -> None:
         from .stacks import StackDumpInit
 
         with open(Path(self.folder) / "pids", "a") as fh:
             fh.write(f"{os.getpid()}\n")
-        StackDumpInit(self.folder)(worker_id)
+        StackDumpInit(self.folder, self.inner)(worker_id)
 
 
-def batch_size_reader(batch_size: int | None, collate: Callable[..., Any] | None
-                      ) -> Callable[[Any], int | None]:
+def batch_size_reader(batched: bool, collate: Callable[..., Any] | None) -> Callable[[Any], int | None]:
     """How to tell a batch's number of samples: 1 without batching, read from the default
     collate_fn's batch, unknown (None) from a collate_fn of the user's, whose batch may be any shape."""
     from .shards import samples_in
 
-    if batch_size is None:
+    if not batched:
         return lambda batch: 1
     return samples_in if collate is None else (lambda batch: None)
+
+
+def options(spec: dict[str, Any], folder: str) -> Options:
+    """repro's loader options from the spec, their functions imported (a usage error where not)."""
+    def imported(key: str, what: str) -> Callable[..., Any] | None:
+        return load_or_stop(spec[key], what, folder) if spec.get(key) else None
+
+    return Options(batch_size=spec.get("batch_size"), collate=imported("collate", "collate function"),
+                   worker_init=imported("worker_init", "worker_init_fn"), spawn=bool(spec.get("spawn")),
+                   pin_memory=bool(spec.get("pin_memory")))
+
+
+def make_loader(spec: dict[str, Any], workers: int, folder: str) -> tuple[Any, Any]:
+    """(loader, dataset) for the rung: the factory's DataLoader rebuilt at ``workers``, or repro's
+    own over its Dataset, with the options given laid over; what it is goes to ``loader.json``."""
+    factory = load_or_stop(spec["factory"], "factory", folder)
+    opts = options(spec, folder)
+    made = make_dataset(factory, spec["factory"], folder)
+    try:
+        dataset, kwargs, origin = settings(made, opts)
+    except Conflict as exc:
+        stop(folder, f"{spec['factory']}: {exc}")
+    Path(folder, LOADER_FILE).write_text(json.dumps(describe_all(made, kwargs, origin, spec["factory"])))
+    return build(dataset, for_rung(kwargs, workers, lambda inner: _PidInit(folder, inner))), dataset
 
 
 def run(spec: dict[str, Any]) -> None:
@@ -109,7 +141,7 @@ def run(spec: dict[str, Any]) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (spec["nofile"], hard))
     import torch
     import torch.multiprocessing as mp
-    from torch.utils.data import DataLoader, IterableDataset
+    from torch.utils.data import IterableDataset
 
     from .procinfo import measure, worker_pids
     from .shards import Yielded
@@ -119,20 +151,10 @@ def run(spec: dict[str, Any]) -> None:
     workers = spec["num_workers"]
     print(f"dllogscan-repro: torch {torch.__version__}, num_workers={workers}, "
           f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
-    factory = load_or_stop(spec["factory"], "factory", folder)
-    collate = load_or_stop(spec["collate"], "collate function", folder) if spec.get("collate") else None
-    dataset = make_dataset(factory, spec["factory"], folder)
-    kwargs: dict[str, Any] = {"batch_size": spec["batch_size"], "num_workers": workers}
-    if collate is not None:
-        kwargs["collate_fn"] = collate
-    if workers:
-        kwargs["worker_init_fn"] = _PidInit(folder)
-        if spec.get("spawn"):
-            kwargs["multiprocessing_context"] = "spawn"
-    loader = DataLoader(dataset, **kwargs)
+    loader, dataset = make_loader(spec, workers, folder)
     peak: dict[str, int] = {}
     yielded = Yielded(iterable=isinstance(dataset, IterableDataset))
-    size = batch_size_reader(spec["batch_size"], collate)
+    size = batch_size_reader(loader.batch_sampler is not None, user_collate(loader.collate_fn))
 
     def save(n: int) -> None:
         Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak,

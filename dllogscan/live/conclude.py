@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from ..advise.fixes import human
-from .repro import Rung
+from .repro import Rung, loader_of
 from .shards import unsharded
 from .stacks import WHY, innermost_frames
 
@@ -50,9 +50,43 @@ def scaled(rungs: list[Rung]) -> str | None:
             f"at num_workers={top} about {human(rss * top)} and {fds * top} descriptors in workers")
 
 
+def loader_line(loader: dict[str, Any] | None) -> str | None:
+    """``loader: batch_size=32, pin_memory=True (--pin-memory) (from mydata:make_loader; ...)``: the
+    settings that are not torch's defaults, an option's named after it, then whose loader it was."""
+    if not loader:
+        return None
+    said = [f"{k}={v}" + ("" if loader["origin"][k] in ("loader", "repro") else f" ({loader['origin'][k]})")
+            for k, v in loader["settings"].items()]
+    if loader["returned"] == "DataLoader":
+        whose = f"from {loader['factory']}, its num_workers={loader['num_workers']} replaced by each rung's"
+        if loader["class"] != "DataLoader":
+            whose += f"; rebuilt as torch's DataLoader, not {loader['class']}"
+    else:
+        whose = f"repro's own DataLoader over the Dataset from {loader['factory']}"
+    return f"loader: {', '.join(said)} ({whose})"
+
+
+def loader_notes(rungs: list[Rung]) -> list[str]:
+    """What of the loader's settings the rungs did not test: what a num_workers=0 rung leaves out,
+    pin_memory on a machine where torch does not pin."""
+    loader = loader_of(rungs)
+    if not loader:
+        return []
+    notes = []
+    left = loader["workers_only"]
+    if left and any(r.workers == 0 and r.result != "skipped" for r in rungs):
+        notes.append(f"num_workers=0 runs without {', '.join(left)}: torch takes "
+                     f"{'it' if len(left) == 1 else 'them'} only with workers.")
+    if loader["pinned"] is False:
+        notes.append("pin_memory=True was not tested: torch pins memory only with CUDA (or another "
+                     "accelerator), and this machine has none, so every rung loaded unpinned batches.")
+    return notes
+
+
 def conclude(rungs: list[Rung]) -> dict[str, Any]:
     """{"verdict": dataset-code | multiprocessing | no-failure, "text": ..., extras}; "warnings":
-    what the passed rungs showed beside the verdict (an IterableDataset every worker yields whole)."""
+    what the passed rungs showed beside the verdict (an IterableDataset every worker yields whole);
+    "notes": what of the loader's settings the rungs did not test (``loader_notes``)."""
     zero = next((r for r in rungs if r.workers == 0), None)
     bad = [r for r in rungs if r.result in ("fail", "hang")]
     measured = scaled(rungs)
@@ -90,11 +124,13 @@ def conclude(rungs: list[Rung]) -> dict[str, Any]:
         out["verdict"] = "no-failure"
         out["text"] = "Every rung passed: the failure does not reproduce with these settings."
     out["warnings"] = [w for w in (unsharded(rungs),) if w]
+    out["notes"] = loader_notes(rungs)
     return out
 
 
 def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
-    lines = [f"{'rung':<16}{'result':<9}{'class':<22}evidence"]
+    said = [line for line in (loader_line(loader_of(rungs)),) if line] + conclusion.get("notes", [])
+    lines = said + [""] * bool(said) + [f"{'rung':<16}{'result':<9}{'class':<22}evidence"]
     for r in rungs:
         cls = f"{r.cls}/{r.subclass}" if r.cls and r.subclass else (r.cls or "-")
         lines.append(f"{'num_workers=' + str(r.workers):<16}{r.result:<9}{cls:<22}{r.evidence()[:110]}")

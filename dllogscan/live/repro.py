@@ -21,7 +21,7 @@ from ..core.models import Diagnosis
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
-from .child import IMPORT_ERROR, OK_MARK
+from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK
 
 TAIL_LINES = 40
 #: a traceback frame line: it says where, not what went wrong
@@ -43,6 +43,7 @@ class Rung:
     exit_code: int | None = None
     main_pid: int | None = None
     yielded: Yielded | None = None  # what its loader yielded; None when it wrote no counts
+    loader: dict[str, Any] | None = None  # what its loader was (``loader.describe_all``); None: never built
 
     @property
     def cls(self) -> str | None:
@@ -92,10 +93,12 @@ class Settings:
     factory: str
     workers: tuple[int, ...] = (0, 1, 4)
     batches: int = 8
-    batch_size: int = 2
+    batch_size: int | None = None  # None: the factory's DataLoader's own, else loader.BATCH_SIZE
     timeout: float = 60.0
     spawn: bool = False
     collate: str | None = None
+    worker_init: str | None = None
+    pin_memory: bool = False
     nofile: int | None = None
     sharing_strategy: str | None = None
 
@@ -136,11 +139,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None = None) -> Rung:
     """Run one rung in a fresh interpreter in its own process group; cut a hang at the timeout
-    after asking every process for its stacks. UsageError when the factory or collate function
-    cannot be imported there (the child says so in ``IMPORT_ERROR``): not a rung's failure."""
+    after asking every process for its stacks. UsageError when the factory, collate or worker_init
+    function cannot be imported there, or an option cannot apply to the factory's loader (the child
+    says so in ``IMPORT_ERROR``): not a rung's failure."""
     with tempfile.TemporaryDirectory(prefix="dllogscan-repro-") as folder:
         spec = {"factory": settings.factory, "num_workers": workers, "batches": settings.batches,
                 "batch_size": settings.batch_size, "spawn": settings.spawn, "collate": settings.collate,
+                "worker_init": settings.worker_init, "pin_memory": settings.pin_memory,
                 "nofile": settings.nofile, "sharing_strategy": settings.sharing_strategy, "folder": folder}
         spec_path = Path(folder, "spec.json")
         spec_path.write_text(json.dumps(spec))
@@ -171,10 +176,12 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
         unimportable = Path(folder, IMPORT_ERROR)
         if unimportable.exists():
             raise UsageError(unimportable.read_text())
-        stats_file = Path(folder, "stats.json")
+        stats_file, loader_file = Path(folder, "stats.json"), Path(folder, LOADER_FILE)
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+        loader = json.loads(loader_file.read_text()) if loader_file.exists() else None
     rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
-                worker_peak=stats.get("worker_peak", {}), yielded=Yielded.from_dict(stats.get("yielded")))
+                worker_peak=stats.get("worker_peak", {}), yielded=Yielded.from_dict(stats.get("yielded")),
+                loader=loader)
     result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
     # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
     rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
@@ -199,3 +206,9 @@ def ladder(settings: Settings, scanner: Scanner | None = None, cwd: str | None =
             continue
         rungs.append(run_rung(settings, n, scanner, cwd))
     return rungs
+
+
+def loader_of(rungs: list[Rung]) -> dict[str, Any] | None:
+    """What the ladder's loader was (every rung builds it from the same factory and options), from
+    the first rung that built one; None where none did."""
+    return next((r.loader for r in rungs if r.loader), None)
