@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader, RandomSampler  # noqa: E402
 from dllogscan.live import loader as rebuild  # noqa: E402
 from dllogscan.live.conclude import conclude, render  # noqa: E402
 from dllogscan.live.repro import Settings, ladder, loader_of  # noqa: E402
+from dllogscan.live.shards import LOADER_WITHOUT_INIT, NO_INIT  # noqa: E402
 from tests import live_datasets  # noqa: E402
 from tests.live_helpers import scanner, signature_args  # noqa: E402
 
@@ -118,6 +119,21 @@ def test_a_loaders_worker_init_fn_that_splits_the_stream_runs_in_each_worker():
     assert render(rungs, verdict).startswith(
         f"loader: batch_size=4, worker_init_fn={DS}.split_by_worker (from {DS}:split_loader, its num_workers=0 "
         "replaced by each rung's)\n\nrung ")
+
+
+@pytest.mark.parametrize("factory, init, said", [
+    ("unsplit_loader", None, LOADER_WITHOUT_INIT),
+    ("seeded_unsplit_loader", f"{DS}.seed_only",
+     f"Your worker_init_fn ({DS}.seed_only) ran in every worker and did not split it."),
+    ("ranged", None, NO_INIT),  # a Dataset without --worker-init
+])
+def test_the_unsplit_warning_says_what_the_users_worker_init_fn_did(factory, init, said):
+    """Before: the warning said repro runs no worker_init_fn of the user's, whatever they gave."""
+    rungs, verdict = run(factory, (0, 2))
+    assert [r.yielded.samples for r in rungs] == [40, 80]
+    [warning] = verdict["warnings"]
+    assert warning["worker_init_fn"] == init and warning["text"].endswith(" " + said)
+    assert "repro runs no worker_init_fn" not in warning["fix"]
 
 
 def test_a_worker_init_fn_that_hangs_is_a_known_workers_stack():

@@ -145,8 +145,13 @@ FIX = """Fix: split the stream by worker in __iter__ with get_worker_info() (its
         return itertools.islice(items, info.id, None, info.num_workers)  # every num_workers-th item
 
 or give each worker its own files or range, in __iter__ or in a worker_init_fn that sets them on
-get_worker_info().dataset (the worker's copy). repro runs no worker_init_fn of yours: if your
-DataLoader splits the stream in one, this warning does not apply to it."""
+get_worker_info().dataset (the worker's copy)."""
+#: what the warning says of the user's worker_init_fn: one ran and did not split the stream, the
+#: user's DataLoader has none, or none was given to repro's own DataLoader
+INIT_RAN = "Your worker_init_fn ({}) ran in every worker and did not split it."
+LOADER_WITHOUT_INIT = "Your DataLoader has no worker_init_fn that could split it."
+NO_INIT = ("No worker_init_fn of yours ran: if your DataLoader splits the stream in one, give repro the "
+           "DataLoader (a factory that returns it) or --worker-init module:fn.")
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,8 @@ def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
     """The warning for an IterableDataset that every worker yields whole (no per-worker split): a
     rung with workers yielding about num_workers times the single-process stream, or the same
     first batches again. None where nothing shows it: a map-style dataset, a split stream, an
-    endless one whose rungs all differ (their counts, cut at the cap, are equal whatever the split)."""
+    endless one whose rungs all differ (their counts, cut at the cap, are equal whatever the split).
+    It says whether a worker_init_fn of the user's ran (and did not split it) or none did."""
     compared = compare(rungs)
     found = [c for c in compared[1] if c.found] if compared else []
     if not compared or not found:
@@ -236,13 +242,25 @@ def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
             said += (f"; {c.copies} of its first {len(c.yielded.fingerprints)} batches repeat earlier ones "
                      f"(num_workers={ref.workers}'s first batch arrived {c.first} times)")
         lines.append(f"num_workers={c.workers}: {said}")
+    init, said = _user_init(rungs)
     return {"kind": "unsharded-iterable",
             "text": ("The IterableDataset is not split between workers: each worker yields the same stream, "
-                     "so every sample arrives num_workers times."),
+                     "so every sample arrives num_workers times. ") + said,
+            "worker_init_fn": init,
             "evidence": lines,
             "rungs": [{"workers": c.workers, "times": None if c.times is None else round(c.times, 2),
                        "repeated_batches": c.copies, "first_batch_arrivals": c.first} for c in found],
             "fix": FIX}
+
+
+def _user_init(rungs: list[Rung]) -> tuple[str | None, str]:
+    """(the name of the user's worker_init_fn the rungs ran, the loader's or --worker-init's, or
+    None; what the warning says of it)."""
+    loader = next((r.loader for r in rungs if r.loader), None)
+    init = loader["settings"].get("worker_init_fn") if loader else None
+    if init:
+        return init, INIT_RAN.format(init)
+    return None, LOADER_WITHOUT_INIT if loader and loader["returned"] == "DataLoader" else NO_INIT
 
 
 def _amount(y: Yielded, unit: str) -> str:
