@@ -136,6 +136,18 @@ def test_the_unsplit_warning_says_what_the_users_worker_init_fn_did(factory, ini
     assert "repro runs no worker_init_fn" not in warning["fix"]
 
 
+def test_a_worker_init_fn_that_raises_is_worker_start_up_with_its_traceback():
+    rungs, verdict = run("raising_init_loader", (0, 1), batches=2)
+    assert [r.result for r in rungs] == ["pass", "fail"]
+    assert (rungs[1].cls, rungs[1].subclass) == ("B", "getitem-worker-init")
+    assert rungs[1].evidence() == "OSError: cannot open the shard index in worker 0"
+    assert verdict["verdict"] == "multiprocessing"
+    assert "the worker_init_fn raised as each worker started (num_workers=0 runs none)" in verdict["text"]
+    assert verdict["traceback"].endswith("OSError: cannot open the shard index in worker 0")
+    assert "in raising_init" in verdict["traceback"] and "dllogscan/live" not in verdict["traceback"]
+    assert "fixes" not in verdict  # 'Rerun with num_workers=0': the ladder just did
+
+
 def test_a_worker_init_fn_that_hangs_is_a_known_workers_stack():
     """repro's start-up hook records the pid and installs the dumper before the user's init runs."""
     rungs, _ = run("hanging_init_loader", (1,), batches=2, timeout=5)

@@ -10,24 +10,35 @@ from .shards import unsharded
 from .stacks import WHY, innermost_frames
 
 TRACEBACK_RE = re.compile(r"^Traceback \(most recent call last\):", re.M)
-#: frames of the ladder itself, dropped from the traceback shown
-OWN_FRAME_RE = re.compile(r'^  File "(<frozen runpy>|[^"]*dllogscan/live/child\.py)"')
+#: frames of the ladder itself (the child, the loader it builds, the start-up hook around the user's
+#: worker_init_fn), dropped from the traceback shown
+OWN_FRAME_RE = re.compile(r'^  File "(<frozen runpy>|[^"]*dllogscan/live/(child|stacks|loader)\.py)"')
+#: what a worker's own exception says, by its class: the dataset code's, or the user's worker_init_fn's
+RAISED = {"B/getitem": "the dataset code raises only in a worker process, so it behaves differently there "
+                       "(get_worker_info(), per-worker state, a handle, thread or CUDA context made before the "
+                       "fork, worker_init_fn)",
+          "B/getitem-worker-init": "the worker_init_fn raised as each worker started (num_workers=0 runs none)"}
 
 
-def real_traceback(output: str, limit: int = 60) -> str:
-    """The last traceback in a rung's output (the dataset's own, at num_workers=0)."""
-    starts = [m.start() for m in TRACEBACK_RE.finditer(output)]
-    text = output[starts[-1]:] if starts else output
+def _without_own_frames(lines: list[str]) -> list[str]:
+    """A traceback's lines less the ladder's own frames (and the source lines under them)."""
     kept: list[str] = []
     skipping = False
-    for line in text.strip().splitlines():
+    for line in lines:
         if line.startswith("  File "):
             skipping = bool(OWN_FRAME_RE.match(line))
         elif not line.startswith("    "):
             skipping = False
         if not skipping:
             kept.append(line)
-    return "\n".join(kept[-limit:])
+    return kept
+
+
+def real_traceback(output: str, limit: int = 60) -> str:
+    """The last traceback in a rung's output (the dataset's own, at num_workers=0)."""
+    starts = [m.start() for m in TRACEBACK_RE.finditer(output)]
+    text = output[starts[-1]:] if starts else output
+    return "\n".join(_without_own_frames(text.strip().splitlines())[-limit:])
 
 
 def worker_traceback(output: str, limit: int = 60) -> str | None:
@@ -36,7 +47,7 @@ def worker_traceback(output: str, limit: int = 60) -> str | None:
     if start < 0:
         return None
     block = output[start:].split("\n\n", 1)[0].strip().splitlines()
-    return "\n".join(block[:limit])
+    return "\n".join(_without_own_frames(block)[:limit])
 
 
 def scaled(rungs: list[Rung]) -> str | None:
@@ -101,23 +112,21 @@ def conclude(rungs: list[Rung]) -> dict[str, Any]:
         first = bad[0]
         how = f"{'hangs' if first.result == 'hang' else 'fails'} with num_workers={first.workers}"
         cls = f"{first.cls or '?'}{'/' + first.subclass if first.subclass else ''}"
-        raised = worker_traceback(first.output) if (first.result, cls) == ("fail", "B/getitem") else None
+        raised = worker_traceback(first.output) if first.result == "fail" and cls in RAISED else None
         out["verdict"] = "multiprocessing"
         if zero is None:
             out["text"] = (f"It {how} (num_workers=0 was not run: add 0 to --workers to tell the dataset code "
                            f"from the worker settings); class {cls}.")
         elif raised:
-            out["text"] = (f"It passes with num_workers=0 and {how}: the dataset code raises only in a worker "
-                           "process, so it behaves differently there (get_worker_info(), per-worker state, a "
-                           "handle, thread or CUDA context made before the fork, worker_init_fn); "
-                           f"class {cls}. The worker's traceback is below.")
+            out["text"] = (f"It passes with num_workers=0 and {how}: {RAISED[cls]}; class {cls}. "
+                           "The worker's traceback is below.")
         else:
             out["text"] = (f"It passes with num_workers=0 and {how}: the bug is in multiprocessing (shared "
                            f"memory, descriptors, fork safety, worker memory); class {cls}.")
         if raised:
             out["traceback"] = raised
-        # B/getitem's fixes rerun the loader or the dataset in the main process: where that passed,
-        # they cannot show the error
+        # B/getitem's fixes rerun the loader or the dataset in the main process (worker_init's, with
+        # num_workers=0): where that passed, they cannot show the error
         if first.diagnosis and first.diagnosis.fixes and not (raised and zero is not None):
             out["fixes"] = [f.to_dict() for f in first.diagnosis.fixes]
     else:

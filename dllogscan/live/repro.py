@@ -17,7 +17,7 @@ from typing import Any
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..core.errors import UsageError
-from ..core.models import Diagnosis
+from ..core.models import Diagnosis, Evidence
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
@@ -73,10 +73,19 @@ class Rung:
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
         last = lines[-1] if lines and self.result != "pass" else ""
         if self.diagnosis and self.diagnosis.evidence:
-            text = self.diagnosis.evidence[0].text
-            # a frame (fetch.py at num_workers=0) names no error: the exception line does
-            return last if FRAME_RE.match(text) and last and not FRAME_RE.match(last) else text
+            first = self.diagnosis.evidence[0]
+            # a frame (fetch.py at num_workers=0) or the source line under one (worker_init_fn's call)
+            # names no error: the exception line does
+            return last if self._says_where(first) and last and not FRAME_RE.match(last) else first.text
         return last
+
+    def _says_where(self, evidence: Evidence) -> bool:
+        """Whether a cited line is a traceback frame or the source line printed under one."""
+        if FRAME_RE.match(evidence.text):
+            return True
+        lines = self.output.splitlines()
+        return (2 <= evidence.line <= len(lines) and lines[evidence.line - 1].strip() == evidence.text.strip()
+                and bool(FRAME_RE.match(lines[evidence.line - 2])))
 
     def to_dict(self) -> dict[str, Any]:
         return {"workers": self.workers, "result": self.result, "class": self.cls,
