@@ -227,3 +227,14 @@ def test_cli_loader_option_errors_are_one_line(args, message):
     assert proc.stdout == "" and proc.stderr.splitlines() == [f"Error: {message}"]
 
 
+
+def test_the_readme_example_of_a_loader_split_by_its_worker_init_fn():
+    rungs = ladder(Settings(factory="examples.repro_dataset:file_loader", workers=(0, 2), batches=100, timeout=60),
+                   scanner())
+    verdict = conclude(rungs)
+    assert [r.yielded.samples for r in rungs] == [100, 100] and verdict["warnings"] == []
+    assert render(rungs, verdict).splitlines()[:2] == [
+        "loader: batch_size=4, worker_init_fn=examples.repro_dataset.split_files, prefetch_factor=4, "
+        "persistent_workers=True (from examples.repro_dataset:file_loader, its num_workers=4 replaced by each "
+        "rung's)",
+        "num_workers=0 runs without prefetch_factor, persistent_workers: torch takes them only with workers."]
