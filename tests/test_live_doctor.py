@@ -152,3 +152,19 @@ def test_the_doctor_on_a_mac_or_windows_shows_no_linux_command():
         assert not any(command_platform(c) in gone for c in commands), (system, commands)
     mac = [c for r in assess({**machine, "system": "darwin"}, loader, scanner()) for f in r.fixes for c in f["commands"]]
     assert "ulimit -n 65536" in mac
+
+
+def test_doctor_samples_a_dataloader_with_its_own_settings():
+    """A factory that returns its DataLoader (as repro takes one): the batch is the loader's own
+    (batch_size 2 here), and its num_workers and prefetch_factor are the demand's where not given.
+    Before: 'Error: --sample ...: TypeError: ...' (a DataLoader wrapped in another)."""
+    pytest.importorskip("torch")
+    proc = _doctor("--sample", "tests.live_datasets:workers_only_loader", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    loader = json.loads(proc.stdout)["loader"]
+    assert (loader["num_workers"], loader["prefetch_factor"], loader["batch_bytes"]) == (2, 4, 2 * 64 * 4)
+    one = json.loads(_doctor("--sample", "tests.live_datasets:workers_only_loader", "--batch-size", "1",
+                             "--num-workers", "6", "--format", "json").stdout)["loader"]
+    assert (one["num_workers"], one["prefetch_factor"]) == (6, 4) and one["batch_bytes"] * 2 == loader["batch_bytes"]
+    proc = _doctor("--sample", "tests.live_datasets:batch_sampler_loader", "--batch-size", "4")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "batch_sampler" in proc.stderr

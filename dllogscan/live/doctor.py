@@ -30,14 +30,21 @@ class Risk:
                 "message": self.message, "fixes": self.fixes}
 
 
-def sample_batch(factory: str, batch_size: int) -> dict[str, int]:
-    """Bytes and tensors in one real batch of the user's dataset (collated by the default)."""
+def sample_batch(factory: str, batch_size: int | None = None) -> dict[str, int]:
+    """Bytes and tensors in one real batch, loaded in this process: of the user's Dataset (collated by
+    the default, ``batch_size`` or 1 a batch), or of the DataLoader the factory returns (its own
+    batching and collate_fn, ``batch_size`` laid over as ``repro`` lays it, ``loader.settings``), then
+    with that loader's ``num_workers`` and ``prefetch_factor`` too."""
     import torch
     from torch.utils.data import DataLoader
 
     from .child import load_callable
+    from .loader import Options, build, for_rung, settings
 
-    batch = next(iter(DataLoader(load_callable(factory)(), batch_size=batch_size, num_workers=0)), None)
+    made = load_callable(factory)()
+    own = isinstance(made, DataLoader)
+    dataset, kwargs, _ = settings(made, Options(batch_size=batch_size or (None if own else 1)))
+    batch = next(iter(build(dataset, for_rung(kwargs, 0, lambda init: init))), None)
     if batch is None:  # not StopIteration: a one-line 'StopIteration: ' said nothing
         raise ValueError("the dataset is empty: no batch to measure")
     tensors: list[torch.Tensor] = []
@@ -53,7 +60,12 @@ def sample_batch(factory: str, batch_size: int) -> dict[str, int]:
                 walk(v)
 
     walk(batch)
-    return {"bytes": sum(t.numel() * t.element_size() for t in tensors), "tensors": len(tensors)}
+    measured = {"bytes": sum(t.numel() * t.element_size() for t in tensors), "tensors": len(tensors)}
+    if own:
+        measured["num_workers"] = made.num_workers
+        if made.num_workers:  # torch keeps None at num_workers=0
+            measured["prefetch_factor"] = made.prefetch_factor
+    return measured
 
 
 def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str],

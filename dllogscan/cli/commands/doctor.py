@@ -13,13 +13,17 @@ def register(app: typer.Typer) -> None:
   dllogscan doctor
   dllogscan doctor --num-workers 8 --prefetch-factor 2 --batch-bytes 512M
   dllogscan doctor --num-workers 8 --sample mydata:make_dataset --batch-size 64 --format json
+  dllogscan doctor --sample mydata:make_loader     # a DataLoader: its num_workers, prefetch_factor, batches
 """)
     def doctor(
         num_workers: Optional[int] = typer.Option(None, min=0, help="The loader's num_workers."),
         prefetch_factor: Optional[int] = typer.Option(None, min=1, help="The loader's prefetch_factor (default 2)."),
         batch_bytes: Optional[str] = typer.Option(None, help="Bytes in one batch: 512M, 2G, 1048576."),
-        sample: Optional[str] = typer.Option(None, help="module:factory returning your Dataset; one batch is measured."),
-        batch_size: int = typer.Option(1, min=1, help="Batch size for --sample."),
+        sample: Optional[str] = typer.Option(
+            None, help="module:factory returning your Dataset or DataLoader; one batch is measured (a DataLoader's "
+                       "num_workers and prefetch_factor are read too, where not given)."),
+        batch_size: Optional[int] = typer.Option(
+            None, min=1, help="Batch size for --sample (default: the DataLoader's own, else 1)."),
         tensors: Optional[int] = typer.Option(None, min=1, help="Tensors per batch (descriptor demand)."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json"),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
@@ -58,6 +62,9 @@ def register(app: typer.Typer) -> None:
                 raise fail(f"--sample {sample}: {type(exc).__name__}: {exc}".splitlines()[0])
             loader["batch_bytes"] = measured["bytes"]
             loader["tensors"] = tensors or measured["tensors"]
+            for name in ("num_workers", "prefetch_factor"):  # the sampled DataLoader's, where not given
+                if loader[name] is None and measured.get(name) is not None:
+                    loader[name] = measured[name]
         found = machine.gather()
         risks = doc.assess(found, loader, scanner)
         if fmt == "json":
