@@ -523,11 +523,11 @@ RuntimeError: DataLoader worker (pid 2241) is killed by signal: Bus error. It is
 workers are out of shared memory. Please try to raise your shared memory limit.
 With `num_workers=0` it trains, only slowly. How do I keep the workers?
 
---- comment 1 by ptrblck ---
+--- comment 1 by helper-pat ---
 What does `df -h /dev/shm` print inside the container?
 
 --- comment 2 by Lena K ---
-@ptrblck shm 64M 64M 0 100% /dev/shm
+@helper-pat shm 64M 64M 0 100% /dev/shm
 
 --- answer 1 ---
 Docker gives a container 64 MB of `/dev/shm`, and every worker hands its batches to the main process \
@@ -552,7 +552,7 @@ Thread 0x7F3A (idle): "MainThread"
     _get_batch (torch/utils/data/dataloader.py:250)
 The dataset opens an LMDB environment in `__init__`. With `num_workers=0` everything works.
 
---- comment 1 by soumith ---
+--- comment 1 by helper-sam ---
 An LMDB environment cannot be shared by forked processes; open it in `worker_init_fn`.
 
 --- answer 1 ---
