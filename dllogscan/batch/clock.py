@@ -52,10 +52,7 @@ def iso(reading: stamps.Reading) -> str | None:
     if not 1 <= written.tm_year <= 9999:
         return None
     text = "%04d-%02d-%02dT%02d:%02d:%02d" % written[:6]
-    if offset is None:
-        return text
-    minutes = int(abs(offset)) // 60
-    return f"{text}{'-' if offset < 0 else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
+    return text if offset is None else text + stamps.offset_text(offset)
 
 
 def parsed(text: str | None) -> datetime | None:

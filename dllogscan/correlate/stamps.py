@@ -309,7 +309,10 @@ def reading(a: Stamped, b: Stamped, calm_s: float) -> float | None:
 def zone_name(line: Stamped) -> str:
     """The zone a stamped line names: ``UTC``, ``UTC+05:30``."""
     offset = line[3] or 0.0
-    if not offset:
-        return "UTC"
+    return f"UTC{offset_text(offset)}" if offset else "UTC"
+
+
+def offset_text(offset: float) -> str:
+    """An offset from UTC (seconds east) as ISO 8601 writes it: ``+05:30``, ``-08:00``, ``+00:00``."""
     minutes = int(abs(offset)) // 60
-    return f"UTC{'+' if offset > 0 else '-'}{minutes // 60:02d}:{minutes % 60:02d}"
+    return f"{'-' if offset < 0 else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
