@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, TypeVar
 
-from ..core.sections import header
+from ..core.sections import section
 from .html_text import html_to_text
 
 T = TypeVar("T")
@@ -50,10 +50,6 @@ def chronological(items: list[Any], *keys: str) -> list[Any]:
     return in_order([(_when(item, keys), item) for item in items])
 
 
-def _section(label: str, author: str, text: str) -> str:
-    return f"{header(label, author)}\n{text.strip()}\n"
-
-
 def is_github(doc: Any) -> bool:
     """``comments`` is a list in ``gh issue view --json`` and a count in the REST issue object
     (``GET /repos/{owner}/{repo}/issues/{n}``)."""
@@ -69,12 +65,12 @@ def _is_count(value: Any) -> bool:
 def github(doc: dict[str, Any]) -> str:
     """``gh issue view N --json title,body,comments`` (also the REST issue object, whose
     ``comments`` is how many there are: the issue alone is read)."""
-    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("body")))]
+    parts = [f"# {doc['title']}\n", section("issue", _author(doc), text_of(doc.get("body")))]
     comments = doc.get("comments")
     for i, c in enumerate(chronological(comments, "createdAt", "created_at") if isinstance(comments, list) else [],
                           start=1):
         if isinstance(c, dict):
-            parts.append(_section(f"comment {i}", _author(c), text_of(c.get("body"))))
+            parts.append(section(f"comment {i}", _author(c), text_of(c.get("body"))))
     return "\n".join(parts)
 
 
@@ -85,11 +81,11 @@ def is_gitlab(doc: Any) -> bool:
 
 def gitlab(doc: dict[str, Any]) -> str:
     """A GitLab issue export: title, description, then ``notes[].body`` (system notes skipped)."""
-    parts = [f"# {doc['title']}\n", _section("issue", _author(doc), text_of(doc.get("description")))]
+    parts = [f"# {doc['title']}\n", section("issue", _author(doc), text_of(doc.get("description")))]
     notes = [n for n in doc.get("notes") or [] if isinstance(n, dict) and not n.get("system")]
     notes = chronological(notes, "created_at")
     for i, n in enumerate(notes, start=1):
-        parts.append(_section(f"note {i}", _author(n), text_of(n.get("body"))))
+        parts.append(section(f"note {i}", _author(n), text_of(n.get("body"))))
     return "\n".join(parts)
 
 
@@ -103,7 +99,7 @@ def discourse(doc: dict[str, Any]) -> str:
     parts = [f"# {text_of(doc.get('title') or doc.get('fancy_title'))}\n"]
     for p in chronological(doc["post_stream"]["posts"], "post_number"):
         if isinstance(p, dict):
-            parts.append(_section(f"post {text_of(p.get('post_number', '?'))}", _author(p), _post_text(p)))
+            parts.append(section(f"post {text_of(p.get('post_number', '?'))}", _author(p), _post_text(p)))
     return "\n".join(parts)
 
 
@@ -147,11 +143,11 @@ def notebook(doc: dict[str, Any]) -> str:
     for i, cell in enumerate((c for c in cells if isinstance(c, dict)), start=1):
         source = _joined(cell.get("source", cell.get("input")))
         if source.strip():
-            parts.append(_section(f"cell {i}", "", source))
+            parts.append(section(f"cell {i}", "", source))
         outputs = [_output(o) for o in cell.get("outputs") or [] if isinstance(o, dict)]
         printed = "\n".join(o.rstrip("\n") for o in outputs if o.strip())
         if printed:
-            parts.append(_section(f"output {i}", "", printed))
+            parts.append(section(f"output {i}", "", printed))
     return "\n".join(parts)
 
 
@@ -259,5 +255,5 @@ def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
         if label in count:
             count[label] += 1
             label = f"{label} {count[label]}"
-        parts.append(_section(label, author, text) if label else text)  # an issue: flattened already
+        parts.append(section(label, author, text) if label else text)  # an issue: flattened already
     return TIMELINE_KIND if timeline else reply_kind or issue_kind, "\n".join(parts)

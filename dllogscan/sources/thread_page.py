@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..core.errors import SignatureError
 from ..core.paths import DATA_DIR, data_entries
-from ..core.sections import HEADER, header
+from ..core.sections import HEADER, header, section
 
 DATA = DATA_DIR / "thread_pages.toml"
 FIELDS = {"name", "source", "title", "posts", "first", "reply"}
@@ -249,7 +249,7 @@ class _SiteReader:
             else:
                 counts[word] = counts.get(word, 0) + 1
                 label = f"{word} {counts[word]}"
-            sections.append(f"{header(label, post.author)}\n{post.text}\n")
+            sections.append(section(label, post.author, post.text))
         return "\n".join([f"# {self.title}\n", *sections])
 
 
