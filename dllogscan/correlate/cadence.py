@@ -24,7 +24,8 @@ Rules:
   (its stamp aside) comes back word for word ``HEARTBEAT_REPEATS`` times or more (a monitor's
   ``GPU util 0%``, a retry loop's warning, Horovod's stalled-ranks notice) says the process is
   alive, not that it works; the end's last stamped line still ends the stretch. It counts
-  (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a timestamp, the silence lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences;
+  (``Silence``) when at least ``MIN_PROGRESS`` progress lines carried a timestamp, the silence
+  lasts ``MIN_SILENCE_S`` or more and at least ``MIN_RATIO`` cadences;
   alone it says hang only where something after the last progress line says the run was stopped
   or failed (``Silence.stopped``: a kill, a watchdog, a traceback), not where the program ended
   the quiet itself and finished (a final evaluation, an upload, then "Done.").
@@ -32,6 +33,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
@@ -214,9 +216,7 @@ def heartbeats(end: bytes, lines: list[Stamped]) -> set[int]:
     if len(lines) < HEARTBEAT_REPEATS:
         return set()
     keys = [_unstamped(end, line) for line in lines]
-    counts: dict[bytes, int] = {}
-    for key in keys:
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter(keys)
     return {line[0] for line, key in zip(lines, keys) if key and counts[key] >= HEARTBEAT_REPEATS}
 
 
