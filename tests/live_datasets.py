@@ -228,3 +228,19 @@ def workers_only_loader() -> DataLoader:
 def batch_sampler_loader() -> DataLoader:
     """10 items in batches of 3, 3 and 4, from a batch_sampler of its own."""
     return DataLoader(Squares(10), batch_sampler=[[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]])
+
+
+def _pipe(sharded: bool) -> DataLoader:
+    """A DataPipe of 40 items in batches of 4, with or without a sharding_filter."""
+    from torch.utils.data.datapipes.iter import IterableWrapper
+
+    pipe = IterableWrapper(range(40))
+    return DataLoader(pipe.sharding_filter() if sharded else pipe, batch_size=4)
+
+
+def sharded_pipe_loader() -> DataLoader:
+    return _pipe(sharded=True)
+
+
+def unsharded_pipe_loader() -> DataLoader:
+    return _pipe(sharded=False)

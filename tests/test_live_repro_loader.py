@@ -58,6 +58,19 @@ def test_a_loader_is_rebuilt_with_its_own_sampler_generator_and_settings():
     assert (described["returned"], described["class"], described["num_workers"]) == ("DataLoader", "DataLoader", 2)
 
 
+def test_a_datapipe_loader_is_rebuilt_around_the_datapipe_not_torchs_wrapper():
+    datapipes = pytest.importorskip("torch.utils.data.datapipes.iter")
+    pipe = datapipes.IterableWrapper(range(6))
+    made = DataLoader(pipe, batch_size=2)
+    assert type(made.dataset).__name__ in rebuild.DATAPIPE_WRAPPERS  # torch wrapped it
+    dataset, kwargs, _ = rebuild.settings(made, rebuild.Options())
+    assert dataset is pipe
+    rebuilt = rebuild.build(dataset, rebuild.for_rung(kwargs, 0, lambda fn: fn))
+    assert rebuilt.dataset._datapipe is pipe  # wrapped once, as the user's loader was
+    assert [b.tolist() for b in rebuilt] == [[0, 1], [2, 3], [4, 5]]
+    assert rebuild.unwrapped(made) is made and rebuild.unwrapped(pipe) is pipe
+
+
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true")  # without CUDA
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_rung_drops_only_what_its_num_workers_forbids(workers):
@@ -134,6 +147,19 @@ def test_the_unsplit_warning_says_what_the_users_worker_init_fn_did(factory, ini
     [warning] = verdict["warnings"]
     assert warning["worker_init_fn"] == init and warning["text"].endswith(" " + said)
     assert "repro runs no worker_init_fn" not in warning["fix"]
+
+
+def test_a_datapipe_without_a_sharding_filter_is_told_to_add_one():
+    pytest.importorskip("torch.utils.data.datapipes.iter")
+    rungs, verdict = run("sharded_pipe_loader", (0, 2))
+    assert [r.result for r in rungs] == ["pass", "pass"] and verdict["warnings"] == []
+    assert loader_of(rungs)["datapipe"] is True
+    rungs, verdict = run("unsharded_pipe_loader", (0, 2))
+    [warning] = verdict["warnings"]
+    assert warning["text"].startswith("The DataPipe is not split between workers")
+    assert "It has no sharding_filter" in warning["text"] and "worker_init_fn" not in warning["text"]
+    assert warning["fix"].startswith("Fix: add a sharding_filter to the DataPipe")
+    assert ".sharding_filter()" in render(rungs, verdict)
 
 
 def test_a_worker_init_fn_that_raises_is_worker_start_up_with_its_traceback():

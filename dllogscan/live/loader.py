@@ -17,6 +17,9 @@ COPIED = ("collate_fn", "pin_memory", "timeout", "worker_init_fn", "multiprocess
           "prefetch_factor", "persistent_workers", "pin_memory_device", "in_order")
 #: repro's batch_size for a Dataset when --batch-size is not given
 BATCH_SIZE = 2
+#: the wrappers torch's DataLoader.__init__ puts around a DataPipe dataset (datapipes/datapipe.py,
+#: torch 1.12 and later), which keep the DataPipe as ``_datapipe``
+DATAPIPE_WRAPPERS = ("_IterDataPipeSerializationWrapper", "_MapDataPipeSerializationWrapper")
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def settings(made: Any, options: Options) -> tuple[Any, dict[str, Any], dict[str
     from torch.utils.data import DataLoader
 
     if isinstance(made, DataLoader):
-        dataset, kwargs = made.dataset, from_loader(made)
+        dataset, kwargs = unwrapped(made.dataset), from_loader(made)
         origin = dict.fromkeys(kwargs, "loader")
     else:
         dataset, kwargs, origin = made, {"batch_size": BATCH_SIZE}, {"batch_size": "repro"}
@@ -84,6 +87,24 @@ def settings(made: Any, options: Options) -> tuple[Any, dict[str, Any], dict[str
                            f"({describe(kwargs['batch_sampler'])}); leave --batch-size out")
         kwargs[name], origin[name] = value, option
     return dataset, kwargs, origin
+
+
+def unwrapped(dataset: Any) -> Any:
+    """The DataPipe a loader's ``dataset`` wraps where torch wrapped it (``DATAPIPE_WRAPPERS``): the
+    rebuilt loader wraps it again, once, as the user's loader did; any other dataset as it is."""
+    if type(dataset).__name__ in DATAPIPE_WRAPPERS and hasattr(dataset, "_datapipe"):
+        return dataset._datapipe
+    return dataset
+
+
+def is_datapipe(dataset: Any) -> bool:
+    """Whether ``dataset`` is one of torch's DataPipes (torch.utils.data.datapipes; False where the
+    installed torch has none)."""
+    try:
+        from torch.utils.data import IterDataPipe, MapDataPipe
+    except ImportError:
+        return False
+    return isinstance(dataset, (IterDataPipe, MapDataPipe))
 
 
 def for_rung(kwargs: dict[str, Any], workers: int, init: Callable[[Callable[[int], Any] | None], Any]
@@ -168,7 +189,8 @@ def describe_all(made: Any, kwargs: dict[str, Any], origin: dict[str, str], fact
     """What the report says of the rung's loader (JSON-able): the settings that are not torch's
     defaults (``settings``) and where each came from (``origin``), whose loader it was
     (``returned``, ``class``, its own ``num_workers``), what a num_workers=0 rung leaves out, and
-    whether pin_memory pins here (``pinned``; None where it is not asked)."""
+    whether pin_memory pins here (``pinned``; None where it is not asked), whether the dataset is a
+    DataPipe (``datapipe``: torch shards it at its ``sharding_filter``)."""
     from torch.utils.data import DataLoader
 
     params = _parameters()
@@ -176,6 +198,7 @@ def describe_all(made: Any, kwargs: dict[str, Any], origin: dict[str, str], fact
              if _shown(k, v, params[k].default if k in params else None)}
     loader = isinstance(made, DataLoader)
     return {"factory": factory, "returned": "DataLoader" if loader else "Dataset",
+            "datapipe": is_datapipe(unwrapped(made.dataset) if loader else made),
             "class": describe(type(made)) if loader else None,
             "num_workers": made.num_workers if loader else None,
             "settings": {k: _json(v) for k, v in shown.items()},

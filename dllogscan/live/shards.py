@@ -146,6 +146,14 @@ FIX = """Fix: split the stream by worker in __iter__ with get_worker_info() (its
 
 or give each worker its own files or range, in __iter__ or in a worker_init_fn that sets them on
 get_worker_info().dataset (the worker's copy)."""
+#: the fix for a DataPipe, which torch's DataLoader splits by itself in each worker, at the pipe's
+#: sharding_filter (torch.utils.data.graph_settings.apply_sharding, run by the worker's start-up)
+FIX_DATAPIPE = """Fix: add a sharding_filter to the DataPipe, after the steps every worker should run whole
+(listing files, shuffling with a shared seed) and before the costly ones (reading, decoding):
+
+    pipe = pipe.shuffle().sharding_filter().map(decode)
+
+the DataLoader then keeps every num_workers-th item in each worker."""
 #: what the warning says of the user's worker_init_fn: one ran and did not split the stream, the
 #: user's DataLoader has none, or none was given to repro's own DataLoader
 INIT_RAN = "Your worker_init_fn ({}) ran in every worker and did not split it."
@@ -242,21 +250,24 @@ def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
             said += (f"; {c.copies} of its first {len(c.yielded.fingerprints)} batches repeat earlier ones "
                      f"(num_workers={ref.workers}'s first batch arrived {c.first} times)")
         lines.append(f"num_workers={c.workers}: {said}")
-    init, said = _user_init(rungs)
+    loader = next((r.loader for r in rungs if r.loader), None)  # every rung builds the same one
+    init, said = _user_init(loader)
+    datapipe = bool(loader and loader.get("datapipe"))
+    if datapipe:
+        said = "It has no sharding_filter, where torch's DataLoader would split it."
     return {"kind": "unsharded-iterable",
-            "text": ("The IterableDataset is not split between workers: each worker yields the same stream, "
-                     "so every sample arrives num_workers times. ") + said,
+            "text": (f"The {'DataPipe' if datapipe else 'IterableDataset'} is not split between workers: each "
+                     "worker yields the same stream, so every sample arrives num_workers times. ") + said,
             "worker_init_fn": init,
             "evidence": lines,
             "rungs": [{"workers": c.workers, "times": None if c.times is None else round(c.times, 2),
                        "repeated_batches": c.copies, "first_batch_arrivals": c.first} for c in found],
-            "fix": FIX}
+            "fix": FIX_DATAPIPE if datapipe else FIX}
 
 
-def _user_init(rungs: list[Rung]) -> tuple[str | None, str]:
-    """(the name of the user's worker_init_fn the rungs ran, the loader's or --worker-init's, or
-    None; what the warning says of it)."""
-    loader = next((r.loader for r in rungs if r.loader), None)
+def _user_init(loader: dict[str, Any] | None) -> tuple[str | None, str]:
+    """(the name of the user's worker_init_fn the rungs' ``loader`` ran, the loader's or
+    --worker-init's, or None; what the warning says of it)."""
     init = loader["settings"].get("worker_init_fn") if loader else None
     if init:
         return init, INIT_RAN.format(init)
