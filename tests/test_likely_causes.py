@@ -73,6 +73,17 @@ def test_a_plain_hang_whose_text_names_a_library_gets_its_likely_sub_cause_and_f
     assert json.loads(json.dumps(result.to_dict()))["diagnoses"][0]["subclass"] == "fork-threads-likely"
 
 
+def test_a_hang_whose_text_names_a_library_with_its_own_threads_is_a_lock_copied_by_fork():
+    mention = "df = pl.read_parquet('train.parquet')  # polars, read in __getitem__\n"
+    d = dllogscan.scan(mention + PROGRESS + INTERRUPTED, name="job.log", classifier="off").diagnoses[0]
+    assert (d.cls, d.subclass) == ("E", "fork-lock" + LIKELY)
+    assert any("line 1 names a library that runs its own threads" in n for n in d.notes)
+    assert any(f.title.startswith("Start the workers with spawn") for f in d.fixes)
+    polars = [(1, mention.strip())]
+    spawned = name_cause(plain_hang(), polars, started=("spawn", "Windows has no fork"))
+    assert spawned.subclass == "hang"  # spawned workers copy no thread's lock
+
+
 def test_a_plain_hang_whose_text_names_nothing_stays_a_plain_hang():
     d = dllogscan.scan(PROGRESS + INTERRUPTED, name="job.log", classifier="off").diagnoses[0]
     assert (d.cls, d.subclass) == ("E", "hang") and not any("likely" in n for n in d.notes)
