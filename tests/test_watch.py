@@ -282,9 +282,9 @@ def test_a_process_of_another_user_is_alive_and_a_zombie_is_gone(monkeypatch):
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(process.os, "kill", refused)
-    monkeypatch.setattr(process, "_state", lambda pid: b"S")
+    monkeypatch.setattr(process, "_fields", lambda pid, proc: [b"S"])
     assert process.alive(4242)
-    monkeypatch.setattr(process, "_state", lambda pid: b"Z")
+    monkeypatch.setattr(process, "_fields", lambda pid, proc: [b"Z"])
     assert not process.alive(4242)
 
 

@@ -28,9 +28,10 @@ Rules:
 - a line that says the run finished (``ends.py``, data ``data/run_ends.toml``): the silence that
   would be a stall after it ends the watch instead (``finished``; ``correlate/stall.py`` says when
   progress after it is a new run's);
-- the job's process (``pid``, ``process.py``): once it has gone (a zombie too), the file is read
-  one last time after one settle time (a reader of its pipe writes after it), a keyword there is
-  decided at once, its failures reported, and the watch ends (``exited``). No stall after it.
+- the job's process (``pid``, ``process.py``): once it has gone (a zombie too, or its pid taken by
+  a process that started later), the file is read one last time after one settle time (a reader
+  of its pipe writes after it), a keyword there is decided at once, its failures reported, and
+  the watch ends (``exited``). No stall after it.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

@@ -20,7 +20,7 @@ from ..sources.follow import Follower, Notice, Piece
 from ..sources.streams import from_flat
 from .ends import ends_pattern
 from .events import Event, Outcome
-from .process import alive, check_pid
+from .process import Process, alive, check_pid, identify
 
 SETTLE_S = 2.0
 SETTLE_CAP = 3
@@ -195,13 +195,13 @@ class Watch:
         self.follower.close()
 
 
-def _poll(state: Watch, clock: Callable[[], float],
+def _poll(state: Watch, job: Process | None, clock: Callable[[], float],
           sleep: Callable[[float], None]) -> tuple[float, list[tuple[str, ScanResult]]]:
     """One poll: when, and the reports due. Once the job's process has gone, the last: what is left
     is read after one settle time (its last writes land: a reader of its pipe, ``tee``, writes
-    after it) and ``state.ended`` says ``exited``."""
-    now, pid = clock(), state.options.pid
-    if pid is None or alive(pid):
+    after it) and ``state.ended`` says ``exited``. ``job``: the process as it was at start."""
+    now = clock()
+    if job is None or alive(job.pid, job.start):
         return now, state.tick(now)
     sleep(state.options.settle)
     now = clock()
@@ -222,6 +222,7 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
     if options.pid is not None:
         check_pid(options.pid)
     state = Watch(path, options, say)
+    job = None if options.pid is None else identify(options.pid)
     start = clock()
     reports, reason = 0, "interrupted"
 
@@ -232,7 +233,7 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
 
     try:
         while True:
-            now, due = _poll(state, clock, sleep)
+            now, due = _poll(state, job, clock, sleep)
             for kind, result in due:
                 report(Event(kind, result, now - start, state.wall()))
                 reports += 1
