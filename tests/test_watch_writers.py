@@ -1,11 +1,26 @@
-"""watch/process.py on a fake ``/proc`` tree: pid reuse told by the start time."""
+"""watch/writers.py and process.py: the processes that write the watched file, found in ``/proc``
+(a fake tree for the parsing and the budget, real processes end to end), and pid reuse told by the
+start time. End to end through ``tests/test_watch.py``'s ``Watch`` (short polls, timeouts)."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from dllogscan.watch import process
+from dllogscan.watch.events import Outcome
 from dllogscan.watch.process import Process
+from dllogscan.watch.writers import Finder, Job, listing
+from tests.conftest import progress_lines
+from tests.test_watch import BUS, FIT_ENDED, Watch
+
+LINUX = pytest.mark.skipif(not Finder.possible(), reason="needs /proc (Linux)")
+APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+READ = os.O_RDONLY | getattr(os, "O_LARGEFILE", 0)
 
 
 def stat_line(pid: int, name: str, start: int, state: str = "S") -> str:
@@ -27,6 +42,46 @@ def fake_proc(root: Path, pid: int, fds: list[tuple[Path, int]], name: str = "py
     return base
 
 
+def test_the_fake_tree_gives_writers_by_inode_and_flags_and_skips_what_it_cannot_read(tmp_path):
+    log, other = tmp_path / "train.log", tmp_path / "other.log"
+    log.write_text("")
+    other.write_text("")
+    alias = tmp_path / "alias.log"
+    os.link(log, alias)  # another name, the same inode
+    proc = tmp_path / "proc"
+    fake_proc(proc, 10, [(other, APPEND), (log, APPEND)])  # fd 1 is the log
+    fake_proc(proc, 11, [(alias, os.O_RDWR)], name="evil\x1b[31m) x")
+    fake_proc(proc, 12, [(log, READ)], name="tail")  # reads it: no writer
+    fake_proc(proc, 13, [(other, APPEND)], name="other")
+    fake_proc(proc, 14, [(log, APPEND)], name="me")  # the watch's own process
+    (fake_proc(proc, 15, [(log, APPEND)], name="gone") / "fdinfo" / "0").unlink()  # ended mid-pass
+    fake_proc(proc, 16, [(tmp_path / "nowhere", APPEND)], name="dangling")
+    (proc / "17").mkdir()
+    (proc / "17" / "fd").write_text("")  # another user's, or no directory: unreadable
+    (proc / "self").mkdir()
+    (proc / "comm").write_text("")  # not a pid
+    (proc / "10" / "comm").unlink()
+    (proc / "10" / "cmdline").write_bytes(b"/usr/bin/python3.12\0train.py\0")
+    found = Finder(str(log), proc=proc, own=14).look(1.0)
+    assert found == [Process(10, 100, "python3.12"), Process(11, 100, "evil\\x1b[31m) x")]
+    assert listing(found) == "10 (python3.12), 11 (evil\\x1b[31m) x)"
+    assert listing([Process(n, None, "w") for n in range(10)], most=2) == "0 (w), 1 (w) and 8 more"
+    assert Finder(str(tmp_path / "absent.log"), proc=proc).look(1.0) == []
+
+
+def test_a_pass_keeps_to_its_budget_and_the_next_goes_on_where_it_stopped(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("")
+    proc = tmp_path / "proc"
+    for pid in range(20, 30):
+        fake_proc(proc, pid, [(log, APPEND if pid in (22, 27) else READ)])
+    ticks = iter(range(1000))
+    finder = Finder(str(log), proc=proc, own=1, clock=lambda: float(next(ticks)))
+    passes = [finder.look(2.5) for _ in range(5)]  # a tick a process read: three a look
+    assert [[p.pid for p in found] for found in passes] == [[22], [], [27], [], [22]]  # the fifth begins anew
+    assert finder.left == sorted(map(str, range(23, 30)), key=int, reverse=True)
+
+
 def test_a_pid_reused_by_another_process_is_gone_and_a_zombie_too(tmp_path):
     proc = tmp_path / "proc"
     me = os.getpid()  # alive to os.kill; its /proc entry is the fake one
@@ -39,3 +94,157 @@ def test_a_pid_reused_by_another_process_is_gone_and_a_zombie_too(tmp_path):
     assert not process.alive(me, job.start, proc)
     (base / "stat").unlink()  # no /proc entry (hidepid): the kernel's word stands
     assert process.alive(me, job.start, proc)
+
+
+def test_a_job_ends_when_its_writers_have_gone_unless_a_new_one_took_over(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("")
+    proc = tmp_path / "proc"
+    said: list[str] = []
+    job = Job(None, Finder(str(log), proc=proc, own=1), said.append)
+    assert not job.gone() and job.writers == () and said == []  # none yet: a pass at each poll
+    first = fake_proc(proc, os.getpid(), [(log, APPEND)], name="prep")
+    assert not job.gone() and job.writers == (Process(os.getpid(), 100, "prep"),)
+    assert said == [f"writers of {log}: {os.getpid()} (prep); the watch ends when they have exited (--no-writers: not)"]
+    assert not job.gone()  # alive: no pass runs, the writer is asked after
+    (first / "stat").write_text(stat_line(os.getpid(), "prep", 100, state="Z"))
+    assert job.gone() and not job.taken_over()
+    fake_proc(proc, os.getppid(), [(log, APPEND)], name="train", start=200)
+    assert job.taken_over() and not job.gone()
+    assert [p.name for p in job.writers] == ["prep", "train"]
+    ended = Outcome(str(log), "exited", 0, 1.0, 2, 2, writers=job.writers)
+    assert ended.why() == f"writers {os.getpid()} (prep), {os.getppid()} (train) exited"
+    assert ended.to_dict()["writers"] == [{"pid": os.getpid(), "name": "prep"}, {"pid": os.getppid(), "name": "train"}]
+    assert "writers" not in Outcome(str(log), "exited", 0, 1.0, 2, 2, pid=42).to_dict()
+
+
+def holder(log: Path, *steps: tuple[float, str], code: str | None = None) -> subprocess.Popen:
+    """A job whose standard output is ``log`` (``python train.py >> train.log``): once its standard
+    input closes, it prints each text after its delay, flushed, then exits."""
+    code = code or ("import json, sys, time\nsys.stdin.read()\nfor delay, text in json.loads(sys.argv[1]):\n"
+                    "    time.sleep(delay)\n    print(text, end='', flush=True)\n")
+    with log.open("a") as out:
+        return subprocess.Popen([sys.executable, "-c", code, json.dumps(steps)], stdin=subprocess.PIPE, stdout=out)
+
+
+@LINUX
+def test_a_job_writing_the_log_is_found_and_its_quiet_exit_ends_the_watch(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    proc = holder(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(5)])
+    watch = Watch(log, "--stall", "1s", "--settle", "1.5")
+    watch.wait_for("following")
+    proc.stdin.close()
+    rc, events = watch.finish()
+    assert proc.wait(timeout=5) == 0
+    assert rc == 0 and [e["event"] for e in events] == ["end"], (events, watch.err)
+    name = Path(sys.executable).name[:15]
+    assert events[0]["reason"] == "exited" and events[0]["writers"] == [{"pid": proc.pid, "name": name}]
+    assert "pid" not in events[0] and events[0]["lines"] == 10
+    assert f"dllogscan: writers of {log}: {proc.pid} ({name}); the watch ends" in "".join(watch.err)
+
+
+@LINUX
+def test_a_shell_redirection_and_tee_are_writers_and_a_reader_is_none(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    with log.open("a") as out:
+        sleeper = subprocess.Popen("exec sleep 30", shell=True, stdout=out)
+    with log.open() as inp:
+        reader = subprocess.Popen(["sleep", "30"], stdin=inp)
+    try:
+        watch = Watch(log, fmt="text")
+        watch.wait_for(f"writers of {log}: {sleeper.pid} (sleep);")
+        watch.wait_for("following")
+        sleeper.kill()
+        rc, _ = watch.finish()
+        ended = f"(writer {sleeper.pid} (sleep) exited; 0 new lines read, up to line 3)\n"
+        assert rc == 0 and watch.out[-1].endswith(ended), (watch.out, watch.err)
+        assert str(reader.pid) not in "".join(watch.err)
+
+        tee = subprocess.Popen(["tee", "-a", str(log)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        watch = Watch(log)
+        watch.wait_for("following")
+        tee.stdin.write(BUS.encode())
+        tee.stdin.close()  # the job's end closes the pipe: tee writes what is left and exits
+        rc, events = watch.finish()
+        assert rc == 1 and [e["event"] for e in events] == ["failure", "end"], (events, watch.err)
+        assert events[1]["reason"] == "exited" and events[1]["writers"] == [{"pid": tee.pid, "name": "tee"}]
+
+        watch = Watch(log, "--timeout", "1s")  # only the reader holds it now
+        rc, events = watch.finish()
+        assert rc == 0 and events[0]["reason"] == "timeout" and "writers" not in events[0]
+        assert "writers of" not in "".join(watch.err)
+    finally:
+        for p in (sleeper, reader):
+            p.kill()
+            p.wait()
+
+
+@LINUX
+def test_a_renamed_log_watched_through_a_symlink_still_finds_its_writer_and_no_writers_turns_it_off(tmp_path):
+    old = tmp_path / "run.log"
+    old.write_text("")
+    with old.open("a") as out:
+        sleeper = subprocess.Popen("exec sleep 30", shell=True, stdout=out)
+    try:
+        (tmp_path / "logs").mkdir()
+        old.rename(tmp_path / "logs" / "train.log")
+        link = tmp_path / "latest.log"
+        link.symlink_to(tmp_path / "logs" / "train.log")
+        watch = Watch(link, "--no-writers", "--timeout", "1s")
+        rc, events = watch.finish()
+        assert rc == 0 and events[0]["reason"] == "timeout" and "writers" not in events[0], watch.err
+        watch = Watch(link, "--timeout", "5s")
+        watch.wait_for(f"writers of {link}: {sleeper.pid} (sleep)")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    rc, events = watch.finish()
+    assert rc == 0 and events[0]["reason"] == "exited", (events, watch.err)
+
+
+@LINUX
+def test_a_writer_that_starts_after_the_watch_is_found_at_a_poll(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("")
+    watch = Watch(log, "--stall", "1.5s")
+    watch.wait_for("following")
+    proc = holder(log, (0.1, progress_lines(2)), (0.5, progress_lines(1, 2)))
+    watch.wait_for(f"writers of {log}: {proc.pid}")
+    proc.stdin.close()
+    rc, events = watch.finish()
+    proc.wait(timeout=5)
+    assert rc == 0 and events[-1]["reason"] == "exited" and events[-1]["lines"] == 3, (events, watch.err)
+
+
+@LINUX
+def test_lightning_test_after_fit_then_a_quiet_exit_is_no_stall(tmp_path):
+    """The known gap: Lightning's ``trainer.test()`` draws its bar more than the grace after fit's
+    end line, which arms stalls again; the job then exits quietly. Without its writers (as before,
+    or ``--no-writers``) that silence is a stall; with them, the watch ends ``exited``."""
+    code = "import dllogscan.correlate.stall as s; s.FINISH_GRACE_S = 0.5; from dllogscan.cli.fast import main; main()"
+    steps = (*[(0.1, progress_lines(1, 5 + i)) for i in range(3)], (0.1, FIT_ENDED), (0.05, progress_lines(1, 8)),
+             *[(0.4, progress_lines(1, 100 + i)) for i in range(3)])  # test's bar, past the grace
+    for args, ending in (("--no-writers",), ["stall"]), ((), ["end"]):
+        log = tmp_path / f"train{len(args)}.log"
+        log.write_text(progress_lines(5))
+        proc = holder(log, *steps)
+        watch = Watch(log, "--stall", "1.5s", *args, code=code)
+        watch.wait_for("following")
+        proc.stdin.close()
+        rc, events = watch.finish()
+        proc.wait(timeout=5)
+        assert [e["event"] for e in events] == ending, (events, watch.err)
+    assert rc == 0 and events[0]["reason"] == "exited" and events[0]["lines"] == 13
+    assert events[0]["writers"][0]["pid"] == proc.pid
+
+
+@LINUX
+def test_the_bench_times_a_pass_here_and_over_a_fake_tree():
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "bench" / "writers_bench.py"), "--processes", "30", "--fds", "2",
+                           "--repeats", "2"], capture_output=True, text=True, timeout=120)
+    here, fake = proc.stdout.splitlines()
+    assert proc.returncode == 0 and here.startswith("/proc here: ") and " ms (median of 2); load " in here, proc.stderr
+    assert fake.startswith("fake tree: 30 processes x 2 descriptors: a whole pass ") and "a poll's part" in fake

@@ -31,7 +31,10 @@ Rules:
 - the job's process (``pid``, ``process.py``): once it has gone (a zombie too, or its pid taken by
   a process that started later), the file is read one last time after one settle time (a reader
   of its pipe writes after it), a keyword there is decided at once, its failures reported, and
-  the watch ends (``exited``). No stall after it.
+  the watch ends (``exited``). No stall after it;
+- without ``pid``, the processes on this machine that hold the file open for writing are the job
+  (``writers.py``: looked for in ``/proc`` at start, and at each poll while none is known, within
+  a time budget); once they have all gone and one last look finds no new one, the same end.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

@@ -12,6 +12,8 @@ from typing import Any, TextIO
 from ..core.models import ScanResult
 from ..core.printable import escape
 from ..correlate.cadence import duration
+from .process import Process
+from .writers import listing
 
 #: the formats a watch writes: the report, or JSON lines (``json`` is a synonym: one object an event)
 FORMATS = ("text", "json", "jsonl")
@@ -41,8 +43,8 @@ class Event:
 @dataclass(frozen=True)
 class Outcome:
     """How a watch ended: ``found`` (a report ended it), ``timeout``, ``interrupted`` (Ctrl-C,
-    SIGTERM), ``exited`` (the process ``pid`` has gone) or ``finished`` (a silence after the line
-    ``finish_line``, which says the run finished)."""
+    SIGTERM), ``exited`` (the process ``pid``, or the file's ``writers``, have gone) or
+    ``finished`` (a silence after the line ``finish_line``, which says the run finished)."""
 
     source: str
     reason: str
@@ -52,9 +54,12 @@ class Outcome:
     last_line: int
     pid: int | None = None
     finish_line: int | None = None
+    writers: tuple[Process, ...] = ()
 
     def why(self) -> str:
         """The reason in the summary's words."""
+        if self.reason == "exited" and self.writers:
+            return f"writer{'s' * (len(self.writers) > 1)} {listing(self.writers)} exited"
         if self.reason == "exited":
             return f"process {self.pid} exited"
         if self.reason == "finished":
@@ -68,8 +73,10 @@ class Outcome:
                 f"({self.why()}; {lines} read, up to line {self.last_line})")
 
     def to_dict(self) -> dict[str, Any]:
-        known = {key: value for key, value in (("pid", self.pid), ("finish_line", self.finish_line))
-                 if value is not None}
+        known: dict[str, Any] = {key: value for key, value in (("pid", self.pid), ("finish_line", self.finish_line))
+                                 if value is not None}
+        if self.writers:
+            known["writers"] = [{"pid": p.pid, "name": p.name} for p in self.writers]
         return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),
                 "lines_read": self.lines_read, **known,
                 **ScanResult(source=self.source, lines=self.last_line).to_dict()}

@@ -20,7 +20,8 @@ from ..sources.follow import Follower, Notice, Piece
 from ..sources.streams import from_flat
 from .ends import ends_pattern
 from .events import Event, Outcome
-from .process import Process, alive, check_pid, identify
+from .process import check_pid
+from .writers import Finder, Job
 
 SETTLE_S = 2.0
 SETTLE_CAP = 3
@@ -31,7 +32,8 @@ WINDOW_BYTES = 1 << 20
 class Options:
     """How to watch: ``stall``, ``timeout``, ``interval`` and ``settle`` in seconds (``stall``
     None: the threshold ``correlate/stall.py`` measures; ``timeout`` None: until stopped); ``pid``
-    the job's process, whose end ends the watch."""
+    the job's process, whose end ends the watch; without it, ``writers``: look for the processes
+    that write the file (``writers.py``), whose end ends it as well."""
 
     interval: float = 1.0
     stall: float | None = None
@@ -43,6 +45,7 @@ class Options:
     prefilter: str = "auto"
     min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE
     pid: int | None = None
+    writers: bool = True
 
 
 def _text(raw: bytes) -> str:
@@ -195,16 +198,18 @@ class Watch:
         self.follower.close()
 
 
-def _poll(state: Watch, job: Process | None, clock: Callable[[], float],
+def _poll(state: Watch, job: Job, clock: Callable[[], float],
           sleep: Callable[[float], None]) -> tuple[float, list[tuple[str, ScanResult]]]:
-    """One poll: when, and the reports due. Once the job's process has gone, the last: what is left
-    is read after one settle time (its last writes land: a reader of its pipe, ``tee``, writes
-    after it) and ``state.ended`` says ``exited``. ``job``: the process as it was at start."""
+    """One poll: when, and the reports due. Once the job's processes have gone, the last: what is
+    left is read after one settle time (its last writes land: a reader of its pipe, ``tee``,
+    writes after it) and ``state.ended`` says ``exited``, unless a new writer took over."""
     now = clock()
-    if job is None or alive(job.pid, job.start):
+    if not job.gone():
         return now, state.tick(now)
     sleep(state.options.settle)
     now = clock()
+    if job.taken_over():
+        return now, state.tick(now)
     state.ended = "exited"
     return now, state.drain(now)
 
@@ -212,24 +217,26 @@ def _poll(state: Watch, job: Process | None, clock: Callable[[], float],
 def watch(path: str, options: Options, report: Callable[[Event], None], say: Callable[[str], None],
           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Follow ``path`` until a report (or, with ``keep_going``, until ``timeout`` or Ctrl-C), until
-    the silence after a line that says the run finished, or until the process ``options.pid`` has
-    gone (the rest of the file read once it settled, and reported): ``report`` gets each, ``say``
-    each thing that happened to the file. SourceError for a file that cannot be read or is no text
-    log; UsageError for ``-`` (a pipe has no file to follow) and a ``pid`` that runs no process."""
+    the silence after a line that says the run finished, or until the process ``options.pid`` (or
+    the file's writers) has gone (the rest of the file read once it settled, and reported):
+    ``report`` gets each, ``say`` each thing that happened to the file or its writers. SourceError
+    for a file that cannot be read or is no text log; UsageError for ``-`` (a pipe has no file to
+    follow) and a ``pid`` that runs no process."""
     if path == "-":
         raise UsageError("watch follows a file by its name; write the output to one (... | tee job.log) and "
                          "watch that")
     if options.pid is not None:
         check_pid(options.pid)
     state = Watch(path, options, say)
-    job = None if options.pid is None else identify(options.pid)
+    finder = Finder(path) if options.pid is None and options.writers and Finder.possible() else None
+    job = Job(options.pid, finder, say, options.interval)
     start = clock()
     reports, reason = 0, "interrupted"
 
     def outcome(why: str) -> Outcome:
         finish = state.arrivals.finish if why == "finished" else None
         return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid,
-                       finish.line if finish is not None else None)
+                       finish.line if finish is not None else None, job.writers)
 
     try:
         while True:

@@ -10,7 +10,9 @@ import typer
 from ..options import MinConfidence, Prefilter, Signatures
 
 PID_HELP = ("The job's process: once it has gone, read the rest of the log, report a failure it shows and "
-            "end (reason exited); no stall is reported after it.")
+            "end (reason exited); no stall is reported after it. Without it, the processes on this machine "
+            "that hold the log open for writing are taken for the job (Linux).")
+NO_WRITERS_HELP = "Do not look for the processes that write the log (without --pid, only the log says when it ends)."
 STALL_HELP = ("Report a stall after this long without a progress line (90s, 30m, 2h). Default: the larger of "
               "10 min and 30 times the interval at which progress has been arriving.")
 
@@ -40,9 +42,11 @@ def register(app: typer.Typer) -> None:
   python train.py > train.log 2>&1 & dllogscan watch train.log --pid $!
 
 How it ends ("reason" in JSON): found (a report ended it), exited (the
---pid process has gone), finished (the log said the run finished, e.g.
-Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.", and then went
-quiet for as long as a stall takes), timeout, interrupted (Ctrl-C or SIGTERM).
+--pid process has gone; without --pid, the processes on this machine that
+write the log, found in /proc, have gone), finished (the log said the run
+finished, e.g. Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
+and then went quiet for as long as a stall takes), timeout, interrupted
+(Ctrl-C or SIGTERM).
 
 Exit codes: 0 nothing found (exited, finished, --timeout, Ctrl-C or SIGTERM);
 1 a failure or a stall reported; 2 a usage error (a --pid that runs no
@@ -64,6 +68,7 @@ process), or a file that cannot be read or is not a text log.
         from_start: bool = typer.Option(False, "--from-start",
                                         help="Read the whole file first (default: start at its end, like tail -F)."),
         pid: Optional[int] = typer.Option(None, "--pid", metavar="PID", help=PID_HELP),
+        no_writers: bool = typer.Option(False, "--no-writers", help=NO_WRITERS_HELP),
         signatures: Signatures = [],
         min_confidence: MinConfidence = 0.5,
         prefilter: Prefilter = "auto",
@@ -83,7 +88,8 @@ process), or a file that cannot be read or is not a text log.
                               keep_going=keep_going, timeout=check_duration("--timeout", timeout),
                               from_start=from_start, settle=check_duration("--settle", settle),
                               signatures=tuple(str(s) for s in signatures), prefilter=prefilter_of(prefilter, None),
-                              min_confidence=check_min_confidence(min_confidence), pid=pid)
+                              min_confidence=check_min_confidence(min_confidence), pid=pid,
+                              writers=not no_writers)
             reporter = Reporter(check_choice("--format", fmt, FORMATS))
             with sigterm_as_ctrl_c():
                 outcome = watch(path, options, reporter.event, lambda text: sys.stderr.write(f"dllogscan: {text}\n"))
