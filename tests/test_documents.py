@@ -510,11 +510,12 @@ def test_pages_not_from_github_issues_are_read_as_before():
 
 
 #: what the two saved Stack Overflow pages below hold of the thread: the title, the question, each
-#: comment (with its author) and answer in page order under its header, code blocks line for line
+#: comment and answer in page order under its header (with its author: an answer's, not the editor
+#: whose signature comes before it), code blocks line for line
 SAVED_QA_THREADS = {
     "so-question-page.html": """# DataLoader worker killed by Bus error inside Docker
 
---- question ---
+--- question by Lena K ---
 Training in a Docker container stops in the first epoch as soon as `num_workers` is above 0:
 Traceback (most recent call last):
   File "train.py", line 52, in <module>
@@ -529,7 +530,7 @@ What does `df -h /dev/shm` print inside the container?
 --- comment 2 by Lena K ---
 @helper-pat shm 64M 64M 0 100% /dev/shm
 
---- answer 1 ---
+--- answer 1 by helper-pat ---
 Docker gives a container 64 MB of `/dev/shm`, and every worker hands its batches to the main process \
 through it. Start the container with more:
 docker run --shm-size=8g my-image python train.py
@@ -538,12 +539,12 @@ or share the host's with `--ipc=host`.
 --- comment 3 by Lena K ---
 That was it, with `--shm-size=8g` all 8 workers run. Thanks!
 
---- answer 2 ---
+--- answer 2 by k8s-ops ---
 On Kubernetes there is no `--shm-size`; mount a memory-backed `emptyDir` at `/dev/shm` instead.
 """,
     "so-question-page-2017.html": """# Pytorch DataLoader hangs when num_workers > 0 [duplicate]
 
---- question ---
+--- question by dmitry ---
 The loop over my `DataLoader` never returns a batch when `num_workers=2`; py-spy on the main process shows it \
 waiting:
 Thread 0x7F3A (idle): "MainThread"
@@ -555,7 +556,7 @@ The dataset opens an LMDB environment in `__init__`. With `num_workers=0` everyt
 --- comment 1 by helper-sam ---
 An LMDB environment cannot be shared by forked processes; open it in `worker_init_fn`.
 
---- answer 1 ---
+--- answer 1 by helper-sam ---
 Open the environment lazily, once per worker:
 def __getitem__(self, i):
     if self.env is None:
@@ -573,7 +574,7 @@ SO_CHROME = ("Stack Overflow", "Log in", "Log In", "Sign up", "Ask Question", "A
              "Highest score", "accepted", "Add a comment", "add a comment", "Highly active", "Your Answer",
              "Not the answer", "Browse other questions", "Overflow Blog", "Linked", "Related", "exited unexpectedly",
              "timed out", "Hot Network Questions", "out of memory at idle", "already has an answer",
-             "Site design", "cc by-sa", "Accept all cookies", "privacy", "JavaScript")
+             "Site design", "cc by-sa", "Accept all cookies", "privacy", "JavaScript", "Jan B", "tidy-ed")
 
 
 @pytest.mark.parametrize("name", SAVED_QA_THREADS)
@@ -613,7 +614,8 @@ def test_pages_not_from_stack_exchange_questions_are_read_as_before():
 def test_a_thread_pages_authors_sign_their_own_posts():
     """A post's header names its author as the JSON exports' do where the page names them in one
     element: GitHub's login before a post (``a.author``; React's ``avatar-link``), a Stack
-    Exchange comment's after it (``a.comment-user``). A timeline event's actor is not the next
+    Exchange comment's after it (``a.comment-user``), a question's or answer's in the last of its
+    signatures (the link inside ``.user-details``, after an editor's). A timeline event's actor is not the next
     post's author when that post has its own header; a post without one is signed by no one (not
     by the post before it, nor by the next post's author); a name over 100 characters is no login."""
     github = ('<h1><bdi class="js-issue-title">Loader dies</bdi></h1>'
@@ -624,13 +626,26 @@ def test_a_thread_pages_authors_sign_their_own_posts():
               f'<a class="author">{"x" * 101}</a><div class="comment-body">Long</div>')
     assert html_to_text(github) == ("# Loader dies\n\n--- issue by op ---\nIt crashes\n\n--- comment 1 by maint ---\n"
                                     "Raise shm\n\n--- comment 2 ---\nNo header\n\n--- comment 3 ---\nLong\n")
+    # a question's or answer's signatures after its text: an editor's, then its author's (the last
+    # .user-details), whose link names them; a deleted user's has no link, only itemprop="name"; an
+    # author's own edit leaves an empty .user-details before theirs
+    editor = '<div class="user-details"><a href="/users/1/ed">ed</a><span class="reputation-score">9</span></div>'
     stack = ('<h1><a class="question-hyperlink">Hang</a></h1><div class="js-post-body">q</div>'
-             '<div class="user-details"><a href="/users/1/ed">ed</a></div>'
+             f'{editor}<div class="user-details" itemprop="author"><a href="/users/2/cy">cy</a>'
+             '<span class="d-none" itemprop="name">cy</span><div class="-flair">1,234</div></div>'
              '<ul><li><span class="comment-copy">c1</span> &ndash; <a class="comment-user">ann</a></li>'
              '<li><span class="comment-copy">c2</span></li></ul>'
-             '<div class="js-post-body">a1</div><span class="comment-copy">c3</span> <a class="comment-user">bo</a>')
-    assert html_to_text(stack) == ("# Hang\n\n--- question ---\nq\n\n--- comment 1 by ann ---\nc1\n\n--- comment 2 ---\n"
-                                   "c2\n\n--- answer 1 ---\na1\n\n--- comment 3 by bo ---\nc3\n")
+             '<div class="js-post-body">a1</div><span class="comment-copy">c3</span> <a class="comment-user">bo</a>'
+             f'<div class="js-post-body">a2</div>{editor}<div class="user-details">gone'
+             '<span class="d-none" itemprop="name">user404</span></div>'
+             '<div class="js-post-body">a3</div><div class="user-details"></div>'
+             '<div class="user-details"><a href="/users/3/di">di</a></div>')
+    assert html_to_text(stack) == ("# Hang\n\n--- question by cy ---\nq\n\n--- comment 1 by ann ---\nc1\n\n"
+                                   "--- comment 2 ---\nc2\n\n--- answer 1 ---\na1\n\n--- comment 3 by bo ---\nc3\n\n"
+                                   "--- answer 2 by user404 ---\na2\n\n--- answer 3 by di ---\na3\n")
+    # a link outside a .user-details names no one; nor does one after the next part started
+    assert html_to_text(stack.replace('class="user-details"', 'class="user-info"')).startswith(
+        "# Hang\n\n--- question ---\nq\n")
 
 
 def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path):
@@ -641,7 +656,8 @@ def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path)
     from dllogscan.sources.thread_page import load_pages
 
     page = '''[[page]]\nname = "x"\nsource = "y"\ntitle = [{title}]\nposts = [".post"]\nfirst = "{first}"\nreply = "answer"\n'''
-    for title, first in (('"h1"', "question"), ('"div..x"', "question"), ('".t"', "reply"), ("3", "question")):
+    for title, first in (('"h1"', "question"), ('"div..x"', "question"), ('".t"', "reply"), ("3", "question"),
+                         ('"a .t"', "question"), ('".a .b .c .d"', "question"), ('".t [x"', "question")):
         path = tmp_path / f"{first}{len(title)}.toml"
         path.write_text(page.format(title=title, first=first))
         with pytest.raises(SignatureError, match=f"{path}: page #1"):
@@ -656,3 +672,10 @@ def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path)
     path.write_text(page.format(title='"a.t", "[data-testid=t]"', first="question"))
     (site,) = load_pages(path).sites
     assert [kind for kind, _ in site.rules] == ["title", "title", "post"]
+    # an element inside another: the outermost named by its markup, those inside by a tag alone too
+    path = tmp_path / "inside.toml"  # load_pages caches by path
+    path.write_text(page.format(title='"#head h1", "[data-x=a b] .t span"', first="question"))
+    table = load_pages(path)
+    inner = [sel for _, sel in table.sites[0].rules][1]
+    assert (inner.tag, inner.within.classes, inner.within.within.attrs) == ("span", {"t"}, (("data-x", "a b"),))
+    assert table.bare == {"h1", "span"} and len(table.outer) == 3

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 from ..core.errors import SignatureError
 from ..core.paths import DATA_DIR, data_entries
@@ -35,24 +35,35 @@ AUTHOR_MAX = 100
 #: a selector: an optional tag, then one or more ``.class``, ``#id``, ``[name]`` or ``[name=value]``
 SELECTOR_RE = re.compile(r"(?P<tag>[a-z][a-z0-9-]*)?(?P<rest>(?:\.[\w-]+|#[\w-]+|\[[\w-]+(?:=[^\]]*)?\])+)")
 SIMPLE_RE = re.compile(r"\.(?P<cls>[\w-]+)|#(?P<id>[\w-]+)|\[(?P<name>[\w-]+)(?:=(?P<value>[^\]]*))?\]")
+TAG_RE = re.compile(r"[a-z][a-z0-9-]*")
+#: a selector's elements, each inside the one before, apart by white space (not inside ``[...]``)
+STEP_RE = re.compile(r"(?:\[[^\]]*\]|[^\s\[])+")
+STEPS_RE = re.compile(rf"\s*{STEP_RE.pattern}(?:\s+{STEP_RE.pattern})*\s*")
+#: the most elements one selector names, each inside the one before (``#question-header h1``)
+MAX_STEPS = 3
 #: the header of a comment under a post (Stack Exchange's)
 COMMENT = "comment"
 NO_CLASSES: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Selector:
     """What one element must have: its tag (None: any), class words, attributes (a value of None:
-    any value)."""
+    any value), and the element it must be inside (None: anywhere). Each is itself (hashed by
+    identity: a page's elements look them up by the thousand)."""
 
     tag: str | None
     classes: frozenset[str]
     attrs: tuple[tuple[str, str | None], ...]
+    within: Selector | None = None
 
-    def matches(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str]) -> bool:
+    def matches(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str],
+                inside: Mapping[Selector, int]) -> bool:
         """Whether an element of ``tag``, attributes read through ``get``, class words ``classes``
-        is one this selector names."""
+        is one this selector names, ``inside`` counting the open elements each ``within`` names."""
         if (self.tag is not None and tag != self.tag) or not self.classes <= classes:
+            return False
+        if self.within is not None and not inside.get(self.within):
             return False
         for name, value in self.attrs:
             got = get(name)
@@ -60,13 +71,22 @@ class Selector:
                 return False
         return True
 
+    def outer(self) -> Iterator[Selector]:
+        """The selectors this one must be inside, innermost first."""
+        within = self.within
+        while within is not None:
+            yield within
+            within = within.within
 
-def parse_selector(text: str, where: str) -> Selector:
-    """``a.question-hyperlink``, ``[data-testid=issue-title]``; anything else raises
-    ``SignatureError`` naming ``where``."""
-    found = SELECTOR_RE.fullmatch(text) if isinstance(text, str) else None
+
+def _compound(text: str, where: str, bare: bool) -> Selector:
+    """One element's selector; ``bare``: a tag alone will do (it is inside another's)."""
+    found = SELECTOR_RE.fullmatch(text)
+    if found is None and bare and TAG_RE.fullmatch(text):
+        return Selector(text, NO_CLASSES, ())
     if found is None:
-        raise SignatureError(f"{where}: bad selector {text!r}: a tag, then .class, #id, [name] or [name=value]")
+        raise SignatureError(f"{where}: bad selector {text!r}: a tag, then .class, #id, [name] or [name=value] "
+                             "(a tag alone only inside another element)")
     classes: set[str] = set()
     attrs: list[tuple[str, str | None]] = []
     for simple in SIMPLE_RE.finditer(found["rest"]):
@@ -77,6 +97,21 @@ def parse_selector(text: str, where: str) -> Selector:
         else:
             attrs.append((simple["name"], simple["value"]))
     return Selector(found["tag"], frozenset(classes), tuple(attrs))
+
+
+def parse_selector(text: str, where: str) -> Selector:
+    """``a.question-hyperlink``, ``[data-testid=issue-title]``; ``.user-details a``: an element
+    inside another (each written as one; all but the outermost may be a tag alone); anything else
+    raises ``SignatureError`` naming ``where``."""
+    steps = STEP_RE.findall(text) if isinstance(text, str) and STEPS_RE.fullmatch(text) else []
+    if not steps or len(steps) > MAX_STEPS:
+        raise SignatureError(f"{where}: bad selector {text!r}: one to {MAX_STEPS} elements, each inside the one "
+                             "before, each a tag, then .class, #id, [name] or [name=value] (all but the first may be a tag alone)")
+    selector = _compound(steps[0], where, bare=False)
+    for step in steps[1:]:
+        inner = _compound(step, where, bare=True)
+        selector = Selector(inner.tag, inner.classes, inner.attrs, selector)
+    return selector
 
 
 @dataclass(frozen=True)
@@ -91,19 +126,23 @@ class Site:
     reply: str
     author: str = ""
 
-    def kind_of(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str]) -> str | None:
+    def kind_of(self, tag: str, get: Callable[[str], str | None], classes: frozenset[str],
+                inside: Mapping[Selector, int]) -> str | None:
         """The kind of the first rule that names this element, else None."""
-        return next((kind for kind, sel in self.rules if sel.matches(tag, get, classes)), None)
+        return next((kind for kind, sel in self.rules if sel.matches(tag, get, classes, inside)), None)
 
 
 @dataclass(frozen=True)
 class PageTable:
     """The sites, and what an element needs to be named by any of them: one of ``words`` among its
-    classes, or one of the attributes ``names``."""
+    classes, one of the attributes ``names``, or (inside an element one of the ``outer`` selectors
+    names) one of the ``bare`` tags."""
 
     sites: tuple[Site, ...]
     words: frozenset[str]
     names: tuple[str, ...]
+    outer: tuple[Selector, ...] = ()
+    bare: frozenset[str] = frozenset()
 
 
 def _header_word(word: object, numbered: bool, where: str) -> str:
@@ -130,10 +169,13 @@ def _site(raw: dict, where: str) -> Site:
 def load_pages(path: Path = DATA) -> PageTable:
     """Read and validate the table; a malformed entry or selector names itself."""
     sites = tuple(_site(raw, f"{path}: page #{i}") for i, raw in enumerate(data_entries(path, "page"), start=1))
-    selectors = [sel for site in sites for _, sel in site.rules]
+    named = [sel for site in sites for _, sel in site.rules]
+    outer = tuple(dict.fromkeys(within for sel in named for within in sel.outer()))
+    selectors = named + list(outer)
     words = frozenset(word for sel in selectors for word in sel.classes)
     names = tuple(sorted({name for sel in selectors if not sel.classes for name, _ in sel.attrs}))
-    return PageTable(sites, words, names)
+    bare = frozenset(sel.tag for sel in selectors if sel.tag and not sel.classes and not sel.attrs)
+    return PageTable(sites, words, names, outer, bare)
 
 
 @dataclass
@@ -263,20 +305,30 @@ class ThreadPage:
         self.titles = 0
         #: what was kept, in order: a reader's index times 2, plus 1 for a title (undone by ``restore``)
         self.kept: list[int] = []
+        #: the open elements that a selector's ``within`` names: how many of each, and (tag, level,
+        #: the selectors it matched) for each, innermost last
+        self.inside: dict[Selector, int] = {}
+        self.outer: list[tuple[str, int, tuple[Selector, ...]]] = []
 
     def start(self, tag: str, attrib: object, level: int, at: int) -> None:
         """An element opens, the ``level``-th open ``tag``, its text from ``at`` in the page's parts."""
         get = getattr(attrib, "get", None)
-        if not attrib or get is None:
+        if get is None or not (attrib or (self.inside and tag in self.table.bare)):
             return
         words = get("class")
         classes = frozenset(words.split()) if words else NO_CLASSES
-        if classes.isdisjoint(self.table.words) and all(get(name) is None for name in self.table.names):
+        if (classes.isdisjoint(self.table.words) and all(get(name) is None for name in self.table.names)
+                and not (self.inside and tag in self.table.bare)):
             return
         for reader in self.readers:
-            kind = reader.site.kind_of(tag, get, classes)
+            kind = reader.site.kind_of(tag, get, classes, self.inside)
             if kind is not None:
                 reader.start(kind, tag, level, at)
+        around = tuple(sel for sel in self.table.outer if sel.matches(tag, get, classes, self.inside))
+        if around:
+            self.outer.append((tag, level, around))
+            for sel in around:
+                self.inside[sel] = self.inside.get(sel, 0) + 1
 
     def end(self, tag: str, level: int | None, parts: list[str]) -> None:
         """An element closes (before it is counted closed); a title or post it ends is kept."""
@@ -286,6 +338,11 @@ class ThreadPage:
                 if kept is not None:
                     self.titles += kept == "title"
                     self.kept.append(2 * i + (kept == "title"))
+        if self.outer and self.outer[-1][:2] == (tag, level):
+            for sel in self.outer.pop()[2]:
+                self.inside[sel] -= 1
+                if not self.inside[sel]:
+                    del self.inside[sel]
 
     def mark(self) -> int:
         """Where the reading stands, to go back to (``restore``)."""

@@ -45,6 +45,11 @@ SHAPES = {
                                  + f'<div class="comment-body">{BUS}</div>'),
     "many-so-authors-100k": ('<a class="question-hyperlink">t</a>' + f'<div class="js-post-body">{BUS}</div>'
                              + '<span class="comment-copy">c</span>' + '<a class="comment-user">x</a>' * 100_000),
+    # a question's signatures (a link inside a .user-details): 50 000 after one post, or 100 000 nested
+    "many-so-signatures-50k": ('<a class="question-hyperlink">t</a>' + f'<div class="js-post-body">{BUS}</div>'
+                               + '<div class="user-details"><a href="/u/1">x</a></div>' * 50_000),
+    "nested-so-signatures-100k": ('<a class="question-hyperlink">t</a>' + f'<div class="js-post-body">{BUS}</div>'
+                                  + '<div class="user-details">' * 100_000 + '<a>x</a><b itemprop="name">y</b>'),
     # inline code, written between backticks: nested, many, each a side pane
     "nested-code-200k": "<code>" * 200_000 + HEAD,
     "many-code-spans-100k": "<p>" + "<code>x</code> " * 100_000 + "</p>" + HEAD,
