@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -396,14 +397,17 @@ def test_a_saved_github_page_drops_its_sidebar_and_repeated_title(mini_scanner):
     React's ``data-testid="issue-viewer-metadata-pane"``), not by ARIA: its Assignees, Labels,
     Milestone are the tracker's fields, not the thread. The ``<title>`` repeats the ``<h1>``."""
     untitled = [page.replace("js-issue-title", "").replace('"issue-title"', '""') for page in (GITHUB_PAGE, REACT_PAGE)]
-    for page in (GITHUB_PAGE, REACT_PAGE, *untitled):  # untitled: no GitHub issue page, read as any page
+    unmarked = [page.replace("gh-header-title", "").replace('"issue-header"', '""') for page in untitled]
+    for page in (GITHUB_PAGE, REACT_PAGE, *untitled, *unmarked):  # unmarked: no GitHub issue page, read as any page
         text = html_to_text(page)
         for field in ("Assignees", "Labels", "bug", "Milestone", "Projects", "Development", "participants",
                       "Notifications", "· Issue #7"):
             assert field not in text, (field, text)
         assert text.startswith(("# Loader dies\n", "Loader dies")) and BUS_LINE in text
     assert html_to_text(GITHUB_PAGE) == f"# Loader dies\n\n--- issue ---\nTraining prints\nstep 10\n{BUS_LINE}\n"
-    assert html_to_text(untitled[0]) == f"Loader dies #7\nTraining prints\nstep 10\n{BUS_LINE}\n"
+    # the title element lost, the <h1> around it is the title, less the issue's number; lost too, a page
+    assert [html_to_text(page) for page in untitled] == [html_to_text(GITHUB_PAGE), html_to_text(REACT_PAGE)]
+    assert html_to_text(unmarked[0]) == f"Loader dies #7\nTraining prints\nstep 10\n{BUS_LINE}\n"
     # a post's markup in the side pane is the pane's (a milestone's description), dropped with it
     in_pane = GITHUB_PAGE.replace("No milestone", '<div class="markdown-body">Fix the loader by v2</div>')
     assert html_to_text(in_pane) == html_to_text(GITHUB_PAGE)
@@ -593,10 +597,10 @@ def test_a_saved_stack_overflow_question_reads_as_its_thread(name, mini_scanner)
 
 
 def test_pages_not_from_stack_exchange_questions_are_read_as_before():
-    """A Stack Exchange page is one with a question's title link (``a.question-hyperlink``) and a
-    post's text (``js-post-body``; ``post-text`` with ``itemprop="text"``): a tag's list of
-    questions (their title links and excerpts), a blog whose posts are styled ``post-text``, the
-    title alone, read as any page."""
+    """A Stack Exchange page is one with a question's title link (``a.question-hyperlink``), or the
+    ``<h1>`` in ``#question-header`` that holds it, and a post's text (``js-post-body``; ``post-text``
+    with ``itemprop="text"``): a tag's list of questions (their title links and excerpts), a blog
+    whose posts are styled ``post-text``, the title alone, a page with neither, read as any page."""
     listing = ('<html><body><h1>Questions tagged [pytorch]</h1><div class="question-summary">'
                '<h3><a href="/questions/1/x" class="question-hyperlink">DataLoader worker exited unexpectedly</a></h3>'
                '<div class="excerpt">It dies at epoch 3</div></div></body></html>')
@@ -606,9 +610,29 @@ def test_pages_not_from_stack_exchange_questions_are_read_as_before():
             '<p>Bus error in Docker</p></div><div class="comments"><p>Raise --shm-size</p></div></body></html>')
     assert html_to_text(blog) == "Notes\nBus error in Docker\nRaise --shm-size\n"
     question = (DOCS / "so-question-page.html").read_text()
-    generic = html_to_text(question.replace("question-hyperlink", "title-link"))
+    untitled = question.replace("question-hyperlink", "title-link")  # the <h1> in #question-header is the title
+    assert html_to_text(untitled) == SAVED_QA_THREADS["so-question-page.html"]
+    generic = html_to_text(untitled.replace("question-header", "header"))
     assert generic.startswith("DataLoader worker killed by Bus error inside Docker\nAsk Question\nAsked 9 months ago\n")
     assert "\n--- question ---\n" not in generic and "Not the answer you're looking for?" in generic
+
+
+#: a thread page's title element (a link, a <bdi>) as some "save as" tools and reader modes leave it:
+#: its text alone, in the heading around it
+TITLE_ELEMENT_RE = re.compile(r'<(a|bdi)\b[^>]*(?:question-hyperlink|js-issue-title|"issue-title")[^>]*>(.*?)</\1>', re.S)
+
+
+@pytest.mark.parametrize("name", [*SAVED_ISSUE_THREADS, *SAVED_QA_THREADS])
+def test_a_saved_page_that_lost_its_title_element_reads_as_its_thread(name):
+    """Where the page lost its title element, the heading around it (GitHub's ``h1.gh-header-title``,
+    React's ``<h1>`` in ``data-testid="issue-header"``, the ``<h1>`` in Stack Exchange's
+    ``#question-header``) is the title, and with a post tells the site's page: the same thread as the
+    page with its title element, the issue's number in the heading left out."""
+    page = (DOCS / name).read_text()
+    untitled, count = TITLE_ELEMENT_RE.subn(r"\2", page)
+    assert count and not TITLE_ELEMENT_RE.search(untitled)
+    flat, kind = flatten_bytes(untitled.encode())
+    assert kind == "html" and flat.decode() == {**SAVED_ISSUE_THREADS, **SAVED_QA_THREADS}[name]
 
 
 def test_a_thread_pages_authors_sign_their_own_posts():

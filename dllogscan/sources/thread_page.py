@@ -25,9 +25,12 @@ from ..core.sections import HEADER, header, section
 
 DATA = DATA_DIR / "thread_pages.toml"
 FIELDS = {"name", "source", "title", "posts", "first", "reply"}
-OPTIONAL = {"comments", "skip", "authors", "author"}
+OPTIONAL = {"headings", "comments", "skip", "authors", "author"}
 #: a table's lists of selectors, by the kind of element they name, in the order they are tried
-KINDS = {"title": "title", "posts": "post", "comments": "comment", "authors": "author", "skip": "skip"}
+KINDS = {"title": "title", "headings": "heading", "posts": "post", "comments": "comment", "authors": "author",
+         "skip": "skip"}
+#: what a thread page keeps, as ``ThreadPage.end`` counts them: a post, the title, a heading
+KEPT = ("post", "title", "heading")
 #: where a post's author's name stands: before its text (in its header), or after it (its signature)
 PLACES = {"before", "after"}
 #: the longest name read as a post's author (a GitHub login has 39 characters at most)
@@ -106,7 +109,8 @@ def parse_selector(text: str, where: str) -> Selector:
     steps = STEP_RE.findall(text) if isinstance(text, str) and STEPS_RE.fullmatch(text) else []
     if not steps or len(steps) > MAX_STEPS:
         raise SignatureError(f"{where}: bad selector {text!r}: one to {MAX_STEPS} elements, each inside the one "
-                             "before, each a tag, then .class, #id, [name] or [name=value] (all but the first may be a tag alone)")
+                             "before, each a tag, then .class, #id, [name] or [name=value] (all but the first may "
+                             "be a tag alone)")
     selector = _compound(steps[0], where, bare=False)
     for step in steps[1:]:
         inner = _compound(step, where, bare=True)
@@ -204,7 +208,13 @@ class _SiteReader:
 
     site: Site
     title: str = ""
-    titled: int = 0  # the order in which the title was read among the sites' (0: none)
+    titled: int = 0  # the order in which the title (else the heading) was read among the sites' (0: none)
+    #: the heading that holds the title (its text, its order, while it is read): the title where
+    #: the page lost its title element
+    heading: str = ""
+    headed: int = 0
+    heading_open: _Open | None = None
+    heading_holes: list[tuple[int, int]] = field(default_factory=list)  # its skipped stretches (its number)
     posts: list[_Post] = field(default_factory=list)
     reading: _Open | None = None
     skipping: _Open | None = None
@@ -216,25 +226,36 @@ class _SiteReader:
 
     def start(self, kind: str, tag: str, level: int, at: int) -> None:
         """An element of ``kind`` opens: read it, unless a part is being read (then a ``skip``
-        element inside it is left out of it) or it repeats the title."""
-        if self.reading is None:
-            if kind != "skip" and not (kind == "title" and self.title):
-                self.reading = _Open(kind, tag, level, at)
-                self.signable = self.signable and kind == "author"
-        elif kind == "skip" and self.skipping is None and self.reading.kind != "title":
-            self.skipping = _Open(kind, tag, level, at)
+        element inside it is left out of it) or it repeats the title. A heading is read beside
+        the title element inside it."""
+        if kind == "heading":
+            if self.reading is None and self.heading_open is None and not self.heading:
+                self.heading_open = _Open(kind, tag, level, at)
+        elif kind == "skip":
+            if self.skipping is None and (self.heading_open is not None if self.reading is None
+                                          else self.reading.kind != "title"):
+                self.skipping = _Open("heading" if self.reading is None else kind, tag, level, at)
+        elif self.reading is None and not (kind == "title" and self.title):
+            self.reading = _Open(kind, tag, level, at)
+            self.signable = self.signable and kind == "author"
 
     def end(self, tag: str, level: int | None, parts: list[str], order: int) -> str | None:
-        """An element closes; ``"title"`` or ``"post"`` when it ends a part that is kept."""
+        """An element closes; ``"title"``, ``"heading"`` or ``"post"`` when it ends a part that is kept."""
         skip = self.skipping
         if skip is not None and skip.tag == tag and skip.level == level:
-            self.holes.append((skip.start, len(parts)))
+            (self.heading_holes if skip.kind == "heading" else self.holes).append((skip.start, len(parts)))
             self.skipping = None
             return None
+        heading = self.heading_open
+        if heading is not None and heading.tag == tag and heading.level == level:
+            kept = self._kept(heading.start, len(parts), self.heading_holes)
+            self.heading = " ".join("".join(piece for a, b in kept for piece in parts[a:b]).split())
+            self.heading_open, self.heading_holes, self.headed = None, [], order
+            return "heading" if self.heading else None
         part = self.reading
         if part is None or part.tag != tag or part.level != level:
             return None
-        text = "".join(piece for a, b in self._kept(part.start, len(parts)) for piece in parts[a:b]).strip()
+        text = "".join(piece for a, b in self._kept(part.start, len(parts), self.holes) for piece in parts[a:b]).strip()
         self.reading, self.holes = None, []
         if part.kind == "author":
             self._signed(" ".join(text.split()))
@@ -257,26 +278,30 @@ class _SiteReader:
         elif self.signable:
             self.posts[-1].author = name
 
-    def _kept(self, start: int, end: int) -> list[tuple[int, int]]:
-        """The stretches of ``start:end`` outside the skipped ones."""
+    @staticmethod
+    def _kept(start: int, end: int, holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The stretches of ``start:end`` outside the skipped ones, ``holes``."""
         kept, at = [], start
-        for a, b in self.holes:
+        for a, b in holes:
             kept.append((at, a))
             at = b
         return kept + [(at, end)]
 
-    def forget(self, title: bool) -> None:
-        """Forget the title, or the last post, kept (it was in a side pane, dropped)."""
-        if title:
+    def forget(self, kind: str) -> None:
+        """Forget the title, heading or last post kept (it was in a side pane, dropped)."""
+        if kind == "title":
             self.title, self.titled = "", 0
+        elif kind == "heading":
+            self.heading, self.headed = "", 0
         else:
             self.posts.pop()
             self.signable = False
 
     def clamp(self, length: int) -> None:
         """The page's text was cut at ``length`` (a side pane inside the part being read)."""
-        while self.holes and self.holes[-1][0] >= length:  # in order: those in the pane are last
-            self.holes.pop()
+        for holes in (self.holes, self.heading_holes):
+            while holes and holes[-1][0] >= length:  # in order: those in the pane are last
+                holes.pop()
 
     def text(self) -> str:
         """``# title`` and each post under its header: the first post under ``first``, then
@@ -292,7 +317,11 @@ class _SiteReader:
                 counts[word] = counts.get(word, 0) + 1
                 label = f"{word} {counts[word]}"
             sections.append(section(label, post.author, post.text))
-        return "\n".join([f"# {self.title}\n", *sections])
+        return "\n".join([f"# {self.title or self.heading}\n", *sections])
+
+    def order(self) -> int:
+        """When its title was read (its heading's, where it has no title element); 0: neither."""
+        return self.titled if self.title else self.headed
 
 
 class ThreadPage:
@@ -303,8 +332,9 @@ class ThreadPage:
         self.table = table or load_pages()
         self.readers = [_SiteReader(site) for site in self.table.sites]
         self.titles = 0
-        #: what was kept, in order: a reader's index times 2, plus 1 for a title (undone by ``restore``)
-        self.kept: list[int] = []
+        #: what was kept, in order: a reader's index and the index in ``KEPT`` of what it kept (undone
+        #: by ``restore``)
+        self.kept: list[tuple[int, int]] = []
         #: the open elements that a selector's ``within`` names: how many of each, and (tag, level,
         #: the selectors it matched) for each, innermost last
         self.inside: dict[Selector, int] = {}
@@ -333,11 +363,11 @@ class ThreadPage:
     def end(self, tag: str, level: int | None, parts: list[str]) -> None:
         """An element closes (before it is counted closed); a title or post it ends is kept."""
         for i, reader in enumerate(self.readers):
-            if reader.reading is not None:
+            if reader.reading is not None or reader.heading_open is not None:
                 kept = reader.end(tag, level, parts, self.titles + 1)
                 if kept is not None:
-                    self.titles += kept == "title"
-                    self.kept.append(2 * i + (kept == "title"))
+                    self.titles += kept != "post"
+                    self.kept.append((i, KEPT.index(kept)))
         if self.outer and self.outer[-1][:2] == (tag, level):
             for sel in self.outer.pop()[2]:
                 self.inside[sel] -= 1
@@ -352,13 +382,13 @@ class ThreadPage:
         """Forget the titles and posts kept since ``mark``: they were in a side pane, whose text
         (from ``length`` on) was dropped."""
         while len(self.kept) > mark:
-            index, title = divmod(self.kept.pop(), 2)
-            self.readers[index].forget(bool(title))
+            index, kind = self.kept.pop()
+            self.readers[index].forget(KEPT[kind])
         for reader in self.readers:
             reader.clamp(length)
 
     def text(self) -> str | None:
         """The thread as a thread export is flattened, from the site whose title came first among
-        those with a title and a post; None when no site had both."""
-        found = [reader for reader in self.readers if reader.title and reader.posts]
-        return min(found, key=lambda reader: reader.titled).text() if found else None
+        those with a title (or the heading that holds it) and a post; None when no site had both."""
+        found = [reader for reader in self.readers if reader.order() and reader.posts]
+        return min(found, key=_SiteReader.order).text() if found else None

@@ -50,6 +50,11 @@ SHAPES = {
                                + '<div class="user-details"><a href="/u/1">x</a></div>' * 50_000),
     "nested-so-signatures-100k": ('<a class="question-hyperlink">t</a>' + f'<div class="js-post-body">{BUS}</div>'
                                   + '<div class="user-details">' * 100_000 + '<a>x</a><b itemprop="name">y</b>'),
+    # a heading that holds the title (its number skipped): 100 000 skips nested in it, or 100 000 headings
+    "nested-github-heading-skips-100k": ('<h1 class="gh-header-title">t' + '<span>' * 100_000 + '</h1>'
+                                         + f'<div class="comment-body">{BUS}</div>'),
+    "many-so-headings-100k": ('<div id="question-header">' + '<h1>t</h1>' * 100_000 + '</div>'
+                              + f'<div class="js-post-body">{BUS}</div>'),
     # inline code, written between backticks: nested, many, each a side pane
     "nested-code-200k": "<code>" * 200_000 + HEAD,
     "many-code-spans-100k": "<p>" + "<code>x</code> " * 100_000 + "</p>" + HEAD,
