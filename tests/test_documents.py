@@ -180,6 +180,22 @@ def test_saved_page_chrome_is_not_thread_text(mini_scanner):
     assert html_to_text("<p>a</p><img hidden><br hidden><p>b</p>") == "a\nb\n"  # a void element skips nothing
 
 
+def test_an_aside_outside_a_post_is_chrome(mini_scanner):
+    """A page of no known site: an ``<aside>`` outside any article or section (in ``<main>`` too) is
+    the page's complementary landmark (HTML-AAM), a "Related topics" list whose error texts are not
+    the thread's; one inside a post is the post's own note, kept."""
+    page = ('<html><body><header><a href="/">Forum</a></header><main><h1>Loader crash</h1><article><p>Training prints</p>'
+            '<pre>RuntimeError: DataLoader worker (pid 99) is killed by signal: Bus error.</pre>'
+            '<aside><p>Note: runs in Docker</p></aside></article>'
+            '<aside><h3>Related</h3><a href="/t/1">DataLoader worker (pid(s) 12) exited unexpectedly</a></aside></main>'
+            '<aside class="widget">Cannot re-initialize CUDA in forked subprocess</aside>'
+            '<section><aside>Section note</aside></section></body></html>')
+    assert html_to_text(page) == ("Loader crash\nTraining prints\nRuntimeError: DataLoader worker (pid 99) is killed by "
+                                  "signal: Bus error.\nNote: runs in Docker\nSection note\n")
+    r = run(page.encode(), mini_scanner)
+    assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]
+
+
 def test_comments_are_read_oldest_first_whatever_order_the_export_lists():
     """GitLab's notes API answers newest first (``sort=desc`` by default); a thread is read in
     the order it was written, by ``created_at`` (GitHub: ``createdAt``; Discourse: post number)."""

@@ -31,7 +31,9 @@ CHROME_TAGS = {"nav", "form", "button", "dialog", "select", "textarea"}
 CHROME_ROLES = {"banner", "navigation", "contentinfo", "complementary", "search", "menu", "menubar", "dialog",
                 "alertdialog", "toolbar", "tooltip"}
 #: a <header> or <footer> outside these is the page's banner or contentinfo (HTML-AAM); inside, an
-#: article's own (a post's title, its signature) and kept
+#: article's own (a post's title, its signature) and kept. An <aside> outside them (or in <main>
+#: alone) is the page's complementary landmark (related topics, a blog's sidebar); inside, a post's
+#: own note, kept
 SECTIONING = {"article", "aside", "main", "nav", "section"}
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
              "track", "wbr"}
@@ -97,7 +99,8 @@ class _TextBuilder:
     def _is_chrome(self, tag: str, attrib: object) -> bool:
         if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
             return False
-        if tag in CHROME_TAGS or (tag in ("header", "footer") and not self.sections):
+        if (tag in CHROME_TAGS or (tag in ("header", "footer") and not self.sections)
+                or (tag == "aside" and self.sections <= self.open.get("main", 0))):
             return True
         get = getattr(attrib, "get", None)
         if get is None:
