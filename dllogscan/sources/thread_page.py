@@ -139,12 +139,12 @@ class Site:
 @dataclass(frozen=True)
 class PageTable:
     """The sites, and what an element needs to be named by any of them: one of ``words`` among its
-    classes, one of the attributes ``names``, or (inside an element one of the ``outer`` selectors
-    names) one of the ``bare`` tags."""
+    classes, one of the attributes ``names`` with one of its values (None: any value), or (inside an
+    element one of the ``outer`` selectors names) one of the ``bare`` tags."""
 
     sites: tuple[Site, ...]
     words: frozenset[str]
-    names: tuple[str, ...]
+    names: tuple[tuple[str, frozenset[str] | None], ...]
     outer: tuple[Selector, ...] = ()
     bare: frozenset[str] = frozenset()
 
@@ -177,7 +177,14 @@ def load_pages(path: Path = DATA) -> PageTable:
     outer = tuple(dict.fromkeys(within for sel in named for within in sel.outer()))
     selectors = named + list(outer)
     words = frozenset(word for sel in selectors for word in sel.classes)
-    names = tuple(sorted({name for sel in selectors if not sel.classes for name, _ in sel.attrs}))
+    values: dict[str, set[str] | None] = {}
+    for name, value in (sel.attrs[0] for sel in selectors if not sel.classes and sel.attrs):
+        known = values.setdefault(name, set())
+        if known is None or value is None:
+            values[name] = None
+        else:
+            known.add(value)
+    names = tuple((name, None if known is None else frozenset(known)) for name, known in sorted(values.items()))
     bare = frozenset(sel.tag for sel in selectors if sel.tag and not sel.classes and not sel.attrs)
     return PageTable(sites, words, names, outer, bare)
 
@@ -347,7 +354,7 @@ class ThreadPage:
             return
         words = get("class")
         classes = frozenset(words.split()) if words else NO_CLASSES
-        if (classes.isdisjoint(self.table.words) and all(get(name) is None for name in self.table.names)
+        if (classes.isdisjoint(self.table.words) and not self._named(get)
                 and not (self.inside and tag in self.table.bare)):
             return
         for reader in self.readers:
@@ -359,6 +366,14 @@ class ThreadPage:
             self.outer.append((tag, level, around))
             for sel in around:
                 self.inside[sel] = self.inside.get(sel, 0) + 1
+
+    def _named(self, get: Callable[[str], str | None]) -> bool:
+        """Whether the element has an attribute a selector without a class names, with its value."""
+        for name, values in self.table.names:
+            got = get(name)
+            if got is not None and (values is None or got.strip() in values):
+                return True
+        return False
 
     def end(self, tag: str, level: int | None, parts: list[str]) -> None:
         """An element closes (before it is counted closed); a title or post it ends is kept."""
