@@ -9,7 +9,11 @@ class, id or attribute (GitHub's ``js-issue-title`` and ``comment-body``, React'
 thread's number, votes, timeline events, tags, "Not the answer you're looking for?", reactions, the
 sign-up notice and the footer are the site's, and their words would tip a short thread's verdict.
 Every site's markup is looked for in the same pass; a page that holds one site's title and one of
-its posts is that site's thread (the site whose title came first, if two did).
+its posts is that site's thread (the site whose title came first, if two did). Where a "save as"
+tool or a reader mode unwrapped the title element, the heading around it (``h1.gh-header-title``,
+the ``<h1>`` in ``#question-header``) stands for it. A selector may name an element inside another,
+as CSS's descendant combinator does (``.user-details a``: a Stack Exchange post's author's link);
+the open elements such outer selectors name are counted as the page is read.
 """
 from __future__ import annotations
 
@@ -29,8 +33,6 @@ OPTIONAL = {"headings", "comments", "skip", "authors", "author"}
 #: a table's lists of selectors, by the kind of element they name, in the order they are tried
 KINDS = {"title": "title", "headings": "heading", "posts": "post", "comments": "comment", "authors": "author",
          "skip": "skip"}
-#: what a thread page keeps, as ``ThreadPage.end`` counts them: a post, the title, a heading
-KEPT = ("post", "title", "heading")
 #: where a post's author's name stands: before its text (in its header), or after it (its signature)
 PLACES = {"before", "after"}
 #: the longest name read as a post's author (a GitHub login has 39 characters at most)
@@ -120,8 +122,8 @@ def parse_selector(text: str, where: str) -> Selector:
 
 @dataclass(frozen=True)
 class Site:
-    """One site's markup: ``(kind, selector)`` pairs (kind ``title``, ``post``, ``comment``,
-    ``author`` or ``skip``), the header of the first post, the word of the numbered replies, and
+    """One site's markup: ``(kind, selector)`` pairs (kind ``title``, ``heading``, ``post``,
+    ``comment``, ``author`` or ``skip``), the header of the first post, the word of the numbered replies, and
     whether an author's name stands ``before`` or ``after`` the text it wrote."""
 
     name: str
@@ -262,7 +264,8 @@ class _SiteReader:
         part = self.reading
         if part is None or part.tag != tag or part.level != level:
             return None
-        text = "".join(piece for a, b in self._kept(part.start, len(parts), self.holes) for piece in parts[a:b]).strip()
+        kept = self._kept(part.start, len(parts), self.holes)
+        text = "".join(piece for a, b in kept for piece in parts[a:b]).strip()
         self.reading, self.holes = None, []
         if part.kind == "author":
             self._signed(" ".join(text.split()))
@@ -339,9 +342,9 @@ class ThreadPage:
         self.table = table or load_pages()
         self.readers = [_SiteReader(site) for site in self.table.sites]
         self.titles = 0
-        #: what was kept, in order: a reader's index and the index in ``KEPT`` of what it kept (undone
-        #: by ``restore``)
-        self.kept: list[tuple[int, int]] = []
+        #: what was kept, in order: a reader's index and what it kept, ``"title"``, ``"heading"`` or
+        #: ``"post"`` (undone by ``restore``)
+        self.kept: list[tuple[int, str]] = []
         #: the open elements that a selector's ``within`` names: how many of each, and (tag, level,
         #: the selectors it matched) for each, innermost last
         self.inside: dict[Selector, int] = {}
@@ -382,7 +385,7 @@ class ThreadPage:
                 kept = reader.end(tag, level, parts, self.titles + 1)
                 if kept is not None:
                     self.titles += kept != "post"
-                    self.kept.append((i, KEPT.index(kept)))
+                    self.kept.append((i, kept))
         if self.outer and self.outer[-1][:2] == (tag, level):
             for sel in self.outer.pop()[2]:
                 self.inside[sel] -= 1
@@ -398,7 +401,7 @@ class ThreadPage:
         (from ``length`` on) was dropped."""
         while len(self.kept) > mark:
             index, kind = self.kept.pop()
-            self.readers[index].forget(KEPT[kind])
+            self.readers[index].forget(kind)
         for reader in self.readers:
             reader.clamp(length)
 
