@@ -124,7 +124,7 @@ def build(root: Path) -> tuple[list[str], dict[str, dict]]:
     broken = root / "broken.tar.gz"
     broken.write_bytes(good.getvalue()[: len(good.getvalue()) // 2])
     exp[f"{broken}!/slurm-3001.out"] = dict(cls="A", sub="bus-error", job="3001", node="node09")
-    exp[f"{broken}!/big.log"] = dict(cls=None, status="error", error="unexpected end of data")
+    exp[f"{broken}!/big.log"] = dict(cls=None, status="error", error="the archive ends inside this member")
     exp[str(broken)] = dict(cls=None, status="error", error="corrupt or truncated archive")
     return [str(d), str(tgz), str(zpath), str(broken)], exp
 

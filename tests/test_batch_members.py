@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import tarfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,44 @@ def test_a_file_is_read_whole_and_a_member_cut_at_the_limit_says_so(tmp_path, jo
     assert member.error == (f"{tmp_path}/a.tar!/m.log: member cut at 1,000 bytes (the batch's limit for one "
                             "archive member, Limits.member_bytes); scanned what came before")
     assert status(rows["m.log"]) == "error" and member.bytes_read == 1000
+
+
+def _cut_in_last_member(root: Path, compress: bool) -> tuple[Path, int]:
+    """A tar (gzipped or plain) of two logs, cut short inside the second one, after its failure
+    line: a copy of the archive stopped while it was written or sent. Returns the path and the
+    number of the second log's bytes it still holds."""
+    second = BUS.encode() + b"step 2\n" * 4000
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for name, data in (("a.log", b"step 1\n" * 100), ("b.log", second)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    start = plain.getvalue().index(second)
+    held = 5000
+    raw = plain.getvalue()[: start + held]
+    if compress:  # the gzip stream stops there too: no end marker, as a cut copy's
+        deflate = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        raw = deflate.compress(raw) + deflate.flush(zlib.Z_FULL_FLUSH)
+    path = root / ("cut.tar.gz" if compress else "cut.tar")
+    path.write_bytes(raw)
+    return path, held
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("compress", [True, False])
+def test_a_member_the_archive_cuts_short_keeps_what_it_holds(tmp_path, compress, jobs):
+    """Before: the member an archive was cut inside was an error row with no diagnosis ("cannot
+    read: unexpected end of data"), its bytes dropped by tarfile's short read, while the same
+    log as a cut ``.gz`` is scanned to its last byte. Now the member's row has its diagnosis and
+    says where the archive ended; the archive's own error row follows as before."""
+    path, held = _cut_in_last_member(tmp_path, compress)
+    rows = []
+    run_batch([str(path)], rows.append, CONFIG, jobs=jobs, progress=False)
+    got = {r.result.member: r.result for r in rows}  # a pool may send the archive's row first
+    assert len(rows) == 3 and got["a.log"].error is None
+    member = got["b.log"]
+    assert member.bytes_read == held and [d.cls for d in member.diagnoses] == ["A"]
+    assert member.error == f"{path}!/b.log: the archive ends inside this member; scanned what came before"
+    assert got[None].error == (f"{path}: corrupt or truncated archive: unexpected end of data; members after "
+                               "this point not read")

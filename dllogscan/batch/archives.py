@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 from ..sources.archives import ZipSpent, open_zip, zip_name
-from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, LimitedReader, PeekedStream
+from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, CutShort, LimitedReader, PeekedStream
 from . import tarstream
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -95,6 +95,38 @@ def archive_kind(name: str) -> str | None:
     if low.endswith(ZIP_SUFFIXES):
         return "zip"
     return None
+
+
+class TarMember(io.RawIOBase):
+    """A regular member's bytes read straight from ``tf``'s stream: as many as the archive holds,
+    then ``CutShort`` where it ends inside the member (tarfile's own reader drops the bytes of a
+    read that comes up short, and the end of a cut log is where its failure is). ``tarfile``'s next
+    header read then finds the stream short and raises its own "unexpected end of data"."""
+
+    def __init__(self, tf: tarfile.TarFile, info: tarfile.TarInfo) -> None:
+        self.stream, self.left, self.cut = tf.fileobj, info.size, False
+        self.stream.seek(info.offset_data)  # type: ignore[union-attr]
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self.cut:
+            self.cut = False
+            raise CutShort("the archive ends inside this member")
+        want = self.left if size < 0 else min(size, self.left)
+        data = self.stream.read(want) if want > 0 else b""  # type: ignore[union-attr]
+        self.left -= len(data)
+        if len(data) < want:
+            self.left, self.cut = 0, True
+            if not data:
+                return self.read()
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 class CountingReader(io.RawIOBase):
@@ -178,7 +210,7 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
             if not tally.add(info.size, limits):
                 yield Member(name, None, info.size, error=BOMB_ERROR.format(limits.ratio))
                 return
-            stream = tf.extractfile(info)
+            stream = tf.extractfile(info) if info.sparse is not None else TarMember(tf, info)
             if stream is None:
                 continue
             if archive_kind(info.name):

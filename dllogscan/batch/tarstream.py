@@ -57,9 +57,10 @@ class GzipStream(io.RawIOBase):
     ``tarfile``'s own ``r|gz`` reader makes them: the header skipped, the file read in records of
     ``RECORD`` bytes, each inflated whole as raw deflate (the trailer's CRC is not checked, as
     tarfile does not), bad data an immediate ``invalid compressed data``. Where the file ends before the gzip stream
-    does, the bytes before are delivered first (``tarfile`` asks for whole records and would drop
-    them if a read raised) and "unexpected end of data" is raised by the next read, or by
-    ``finish`` when ``tarfile`` stopped quietly at the short read."""
+    does, the bytes before are delivered and the stream then ends quietly (``tarfile`` asks for
+    whole records and drops those it gathered when a read raises: the last lines of a member the
+    cut falls in); "unexpected end of data" is raised by ``finish``, or by ``tarfile`` itself when
+    the member it reads comes up short."""
 
     def __init__(self, raw: BinaryIO) -> None:
         self.raw = raw
@@ -73,7 +74,6 @@ class GzipStream(io.RawIOBase):
         return True
 
     def read(self, size: int = -1) -> bytes:
-        self.finish()
         while (size < 0 or len(self.buffer) - self.pos < size) and not self.done:
             data = self.raw.read(RECORD)  # an error reading the file passes as it is
             if not data:

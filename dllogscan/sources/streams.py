@@ -81,6 +81,11 @@ class TrailingGarbage(OSError):
     garbage ignored"): what came before was read whole."""
 
 
+class CutShort(OSError):
+    """A stream that ends early, its bytes up to there delivered (a member an archive ends inside);
+    its text says where it ended."""
+
+
 def _after_members(exc: BaseException, count: int) -> BaseException:
     """``exc``, or TrailingGarbage where gzip found no member header after ``count`` bytes (the
     first header's magic was checked before the GzipFile was made, so only a later one fails so)."""
@@ -165,8 +170,17 @@ def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | N
     again, a gzipped ``.xz``), up to COMPRESSION_LAYERS, each layer's ratio guard measured against
     the bytes read from ``outer``, the file itself, so nesting cannot hide a bomb. ``below``: the
     layer ``raw`` comes from, its read error held until this layer has returned what it could."""
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    held = None
+    if isinstance(raw, io.BufferedReader):
+        buffered = raw
+    elif isinstance(raw, io.FileIO):  # a file or stdin: its reads fail, if ever, at the first
+        buffered = io.BufferedReader(raw)
+    else:  # a member of an archive, a replay of one: its error waits until its bytes are read
+        held = KeepReadError(raw)  # type: ignore[arg-type]
+        buffered = io.BufferedReader(held)  # type: ignore[arg-type]
     head = buffered.peek(6)[:6]
+    if held is not None and held.error is not None and not head:
+        raise held.error  # the first read failed: nothing was read to keep
     if head.startswith(GZIP_MAGIC):
         import gzip  # noqa: PLC0415 - decompressors load only for compressed input
 
@@ -178,8 +192,8 @@ def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | N
     elif head.startswith(XZ_MAGIC):
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
     else:
-        return buffered
-    guard = RatioGuard(inner, outer or buffered, name, below)
+        return buffered if held is None else HeldError(buffered, held)  # type: ignore[return-value]
+    guard = RatioGuard(inner, outer or buffered, name, below or held)
     if layer >= COMPRESSION_LAYERS:
         return guard  # type: ignore[return-value]
     try:
@@ -360,10 +374,29 @@ class KeepReadError(io.RawIOBase):
         return len(data)
 
 
+class HeldError(PeekedStream):
+    """``inner``, a BufferedReader over ``held``, read to its end, then the error ``held`` kept,
+    raised once: a BufferedReader whose stream raises drops the bytes it had gathered for that
+    read (an archive member cut short lost its last lines, where its failure is)."""
+
+    def __init__(self, inner: BinaryIO, held: KeepReadError) -> None:
+        super().__init__(b"", inner)
+        self.held, self.raised = held, False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        if not data and self.held.error is not None and not self.raised:
+            self.raised = True
+            raise self.held.error
+        return data
+
+
 def describe_read_error(exc: BaseException) -> str:
     """One line for a decompression or read failure in the middle of a stream."""
     if isinstance(exc, EOFError):
         return "truncated compressed stream (ended before its end marker)"
+    if isinstance(exc, CutShort):
+        return f"{exc}; scanned what came before"
     if isinstance(exc, TrailingGarbage):
         return "trailing garbage after the compressed data (not a gzip member); not read"
     text = str(exc) or type(exc).__name__
