@@ -8,11 +8,12 @@ import random
 import tarfile
 import zipfile
 import zlib
+from pathlib import Path
 
 import pytest
 
 import dllogscan
-from dllogscan.batch import layouts, tarstream
+from dllogscan.batch import layouts, run_batch, tarstream
 from dllogscan.batch.archives import Limits, iter_archive
 from dllogscan.batch.worker import Config, iter_chunk
 
@@ -26,6 +27,15 @@ NAMES = [
     ("nodes/gpu03/kern.log", {"kind": "kernel", "node": "gpu03"}),
     ("logs/kernel/dmesg", {"kind": "kernel"}),
     ("run/train_rank3.log", {"rank": "3"}),
+    # a rotated or compressed kernel log keeps its node (logrotate's kern.log.1, kern.log.2.gz,
+    # dateext's kern.log-20261130); an extension is no node (before: "log.1", "log.2.gz", "txt")
+    ("gpu07/var/log/kern.log.1", {"kind": "kernel", "node": "gpu07"}),
+    ("gpu07/var/log/kern.log.2.gz", {"kind": "kernel", "node": "gpu07"}),
+    ("gpu07/var/log/kern.log-20261130", {"kind": "kernel", "node": "gpu07"}),
+    ("dmesg-gpu12.log.1", {"kind": "kernel", "node": "gpu12"}),
+    ("logs/dmesg.txt", {"kind": "kernel"}),
+    ("journalctl.out", {"kind": "kernel"}),
+    ("journalctl-k.log", {"kind": "kernel"}),  # an option of the command that wrote it
     ("notes/readme.txt", {}),
 ]
 
@@ -279,3 +289,20 @@ def test_a_log_read_whole_gives_its_first_line_as_its_last_time(tmp_path):
     # a longer log's tail starts mid-line: a stamp there is not its last time
     log.write_bytes(b"2026-11-30 06:00:00 INFO step 1\n" + b"x" * (20 << 10) + b" 2026-11-30 07:00:00\nno stamp\n")
     assert dllogscan.scan_many([str(log)], classifier="off", jobs=1).iloc[0]["last_time"] is None
+
+
+def test_a_rotated_kernel_log_proves_its_nodes_oom_kill(tmp_path):
+    """``gpu07/var/log/kern.log.1`` is node gpu07's kernel log; before, its node was read as
+    "log.1" and the job's bare ``exited unexpectedly`` on gpu07 stayed oom-suspected."""
+    example = Path(__file__).parent.parent / "examples" / "slurm-oom-job"
+    kernel = tmp_path / "gpu07" / "var" / "log" / "kern.log.1"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("[Mon Nov 30 14:02:09 2026] Memory cgroup out of memory: Killed process 26652 "
+                      "(pt_data_worker) total-vm:10754900kB, anon-rss:8123456kB, file-rss:0kB\n")
+    for name in ("slurm-4242.out", "slurm-4242.err"):
+        (tmp_path / name).write_bytes((example / "workdir" / name).read_bytes())
+    rows: list = []
+    run_batch([str(tmp_path)], rows.append, Config(classifier="off"), jobs=1, progress=False)
+    got = {r.result.source.rsplit("/", 1)[-1]: r for r in rows}
+    assert got["kern.log.1"].meta["node"] == "gpu07"
+    assert got["slurm-4242.err"].result.diagnoses[0].subclass == "oom"

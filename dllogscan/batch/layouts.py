@@ -20,6 +20,11 @@ KERNEL_NAME_RE = re.compile(r"^(?:dmesg|kern(?:el)?|journal(?:ctl)?|messages|sys
 KERNEL_NODE_RE = re.compile(r"^(?:dmesg|kern(?:el)?|journal(?:ctl)?|messages|syslog)[-_.](?P<node>[A-Za-z0-9][\w.-]*?)"
                             r"(?:\.(?:log|txt|out))?$|^(?P<node2>[A-Za-z0-9][\w.-]*?)[-_.](?:dmesg|kern(?:el)?|journal(?:ctl)?)"
                             r"(?:\.(?:log|txt|out))?$", re.I)
+#: a rotated or compressed log's last suffixes (logrotate's ``.1``, ``.2.gz``, dateext's
+#: ``-20261130``), left off before a kernel log's name is read for its node
+ROTATED_RE = re.compile(r"(?:\.\d+|-\d{8})?(?:\.(?:gz|bz2|xz|zst))?$")
+#: what follows ``dmesg.`` in a name without a node: its extension (``dmesg.txt``, ``journalctl.out``)
+EXTENSIONS = {"log", "txt", "out", "err"}
 GENERIC_DIRS = {"", ".", "log", "logs", "var", "kernel", "dmesg", "pods", "nodes", "tmp", "data", "archive"}
 ENV_RE = {
     "job": re.compile(rb"SLURM_(?:ARRAY_)?JOB_ID=(\d+)"),
@@ -78,9 +83,9 @@ def from_name(name: str) -> dict[str, str]:
         meta["rank"] = rm.group("rank")
     if KERNEL_NAME_RE.search(base):
         meta["kind"] = "kernel"
-        km = KERNEL_NODE_RE.match(base)
+        km = KERNEL_NODE_RE.match(ROTATED_RE.sub("", base, count=1))
         node = km and (km.group("node") or km.group("node2"))
-        if node and node.lower() not in GENERIC_DIRS:
+        if node and len(node) > 1 and node.lower() not in GENERIC_DIRS | EXTENSIONS:  # -k: an option
             meta["node"] = node
         elif len(parts) > 1 and parts[-2].lower() not in GENERIC_DIRS:
             meta.setdefault("node", parts[-2])
