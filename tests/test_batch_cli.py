@@ -96,6 +96,11 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
     (["batch", "x", "--format", "csv"], "--format csv needs --out FILE"),
     (["batch", "x", "--engine", "spark"], "unknown engine"),
     (["summary", "missing.parquet"], "no such file"),
+    # before: "examples: no such file" and "job.log: unknown output type; name it .parquet, .csv or .jsonl"
+    (["summary", "examples"], "Error: examples: is a directory; give the results file a batch wrote"),
+    (["summary", "examples/docker-shm-bus-error.log"],
+     "Error: examples/docker-shm-bus-error.log: not a results file of `dllogscan batch --out`: "
+     "its name ends in none of .parquet, .csv, .jsonl"),
     # before: "Error: [Errno 2] No such file or directory: '/nonexist/o.jsonl'"
     (["batch", "x", "--out", "/nonexist/o.jsonl"], "Error: --out /nonexist/o.jsonl: the folder /nonexist does not exist"),
     # before: exit 0, no row and no message

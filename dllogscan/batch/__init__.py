@@ -61,10 +61,12 @@ def read_results(path: str | Path):
     import pandas as pd
 
     from .rows import COLUMNS
-    from .writers import format_for
+    from .writers import FORMATS
 
     path = Path(path)
-    fmt = format_for(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:  # a log given by mistake: what it is not, not how to name an output
+        raise _not_results(path, "its name ends in none of .parquet, .csv, .jsonl")
     if fmt == "jsonl":
         return _read_jsonl(path)
     if fmt == "parquet":

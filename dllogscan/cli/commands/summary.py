@@ -26,6 +26,8 @@ def register(app: typer.Typer) -> None:
             check_at_least_one("--top", top)
         except DllogscanError as exc:
             raise fail(str(exc))
+        if results.is_dir():
+            raise fail(f"{results}: is a directory; give the results file a batch wrote")
         if not results.is_file():
             raise fail(f"{results}: no such file")
         from ...batch import read_results
