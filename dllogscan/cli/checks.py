@@ -43,6 +43,13 @@ def check_max_bytes(value: int | None) -> int | None:
     return value
 
 
+def check_port(value: int) -> int:
+    """``value`` when it is a port a server can be asked to listen on; UsageError otherwise."""
+    if not 1 <= value <= 65535:
+        raise UsageError(f"--port must be between 1 and 65535 (got {value})")
+    return value
+
+
 def check_scan_options(min_confidence: float, max_bytes: int | None) -> None:
     """Both checks, for the commands that take both options."""
     check_min_confidence(min_confidence)

@@ -1,10 +1,26 @@
 """``dllogscan serve``: the local triage page (needs ``pip install 'dllogscan[serve]'``)."""
 from __future__ import annotations
 
+import socket
+import sys
 from pathlib import Path
 from typing import List
 
 import typer
+
+
+def _check_listen(host: str, port: int) -> None:
+    """A UsageError where the page could not listen (the port taken, a host that names no
+    address here), in one line before uvicorn would print its own log lines and exit 1 or 3."""
+    from ...core.errors import UsageError
+
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+                probe.bind(address)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -25,10 +41,11 @@ def register(app: typer.Typer) -> None:
         """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
         from ..output import fail
         from ...core.errors import DllogscanError
-        from ..checks import check_max_bytes
+        from ..checks import check_max_bytes, check_port
 
         try:
             check_max_bytes(max_bytes)
+            check_port(port)
         except DllogscanError as exc:
             raise fail(str(exc))
 
@@ -40,6 +57,10 @@ def register(app: typer.Typer) -> None:
             raise fail("the triage page needs the serve extra: pip install 'dllogscan[serve]'")
         try:
             application = create_app([str(s) for s in signatures], max_bytes, host=host, allow_hosts=allow_host)
+            _check_listen(host, port)
         except DllogscanError as exc:
             raise fail(str(exc))
+        shown = f"[{host}]" if ":" in host else host
+        sys.stderr.write(f"dllogscan serve: the triage page is at http://{shown}:{port}/ (Ctrl-C stops it)\n")
+        sys.stderr.flush()
         uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,60 @@
+"""``dllogscan serve`` as a user starts it: where the page is, and one line when it cannot listen."""
+from __future__ import annotations
+
+import select
+import socket
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="the serve extra is not installed")
+
+
+def _serve(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllogscan", "serve", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_a_port_in_use_is_one_error_line():
+    """Before: uvicorn's ``ERROR:    [Errno 98] error while attempting to bind ...`` and exit 3
+    (which means "part of the input could not be read")."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = _serve("--port", str(port))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ")
+    assert "in use" in proc.stderr
+
+
+@pytest.mark.parametrize("port", ["0", "99999", "-1"])
+def test_a_port_out_of_range_is_one_error_line(port):
+    """Before: 99999 was a 90-line traceback ending in ``OverflowError: bind(): port must be
+    0-65535.`` and exit 1 (which means "a failure was diagnosed")."""
+    proc = _serve("--port", port)
+    assert (proc.returncode, proc.stderr) == (2, f"Error: --port must be between 1 and 65535 (got {port})\n")
+
+
+def test_a_host_that_names_no_address_is_one_error_line():
+    proc = _serve("--host", "no-such-host.invalid")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("Error: cannot listen on no-such-host.invalid:8765: ")
+
+
+def test_the_page_is_named_when_it_starts():
+    """Before: nothing was printed (uvicorn's own lines are kept to warnings), so a user had to
+    know the default address from the README."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dllogscan", "serve", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        first = proc.stderr.readline() if ready else ""  # type: ignore[union-attr]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert first == f"dllogscan serve: the triage page is at http://127.0.0.1:{port}/ (Ctrl-C stops it)\n"
