@@ -103,3 +103,17 @@ def test_binary_is_refused_in_one_line_and_a_short_odd_head_waited_on(tmp_path):
         os.mkfifo(tmp_path / "pipe")
         with pytest.raises(SourceError, match="not a regular file"):
             poll(Follower(str(tmp_path / "pipe")))
+
+
+@pytest.mark.parametrize("kind, pack", [("gzip", "gzip"), ("bzip2", "bz2"), ("xz", "lzma")])
+def test_a_compressed_log_is_refused_as_compressed(tmp_path, kind, pack):
+    """Before: a .gz was refused as "data compressed more than 3 times" (the words of a scan,
+    which had inflated it three times; watch reads the file as it is) and a .bz2 as binary."""
+    import importlib
+
+    path = tmp_path / "job.log.x"
+    path.write_bytes(importlib.import_module(pack).compress(b"epoch 1 step 2 loss=0.5\n" * 400))
+    with pytest.raises(SourceError) as info:
+        poll(Follower(str(path), encoding_of=text_encoding))
+    assert str(info.value) == (f"{path}: looks like {kind}-compressed data, not a log being written "
+                               f"(read it with `dllogscan {path}`); not followed")

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import codecs
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..core.errors import SourceError
 from ..core.names import printable
-from .streams import SNIFF_BYTES, sniff
+from .streams import COMPRESSIONS, SNIFF_BYTES, sniff
 
 READ_BYTES = 1 << 20
 CONTEXT_BYTES = 256 << 10
@@ -186,6 +187,10 @@ class Follower:
         file, or one not read as UTF-8); ``decoder`` stays None while its head is too short to tell."""
         head = self._pread(SNIFF_BYTES, 0)
         codec = self.encoding_of(head) if head else None
+        packed = next((kind for magic, kind in COMPRESSIONS.items() if head.startswith(magic)), None)
+        if packed and not codec:  # sniff's words are a scan's, which inflated it before
+            raise SourceError(f"{self.name}: looks like {packed}-compressed data, not a log being written "
+                              f"(read it with `dllogscan {shlex.quote(self.name)}`); not followed")
         reason = None if codec or not head else sniff(head)
         if not head or (reason and len(head) < DECIDE_BYTES):
             return None

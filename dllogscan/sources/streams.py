@@ -17,6 +17,8 @@ from ..core.utf8 import to_utf8
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 XZ_MAGIC = b"\xfd7zXZ\x00"
+#: the compressions a file is inflated from, by their magic bytes
+COMPRESSIONS = {GZIP_MAGIC: "gzip", BZ2_MAGIC: "bzip2", XZ_MAGIC: "xz"}
 ZIP_MAGIC = b"PK\x03\x04"
 DEFAULT_STDIN_LIMIT = 512 * 1024 * 1024
 MAX_INFLATE_RATIO = 200
@@ -201,7 +203,7 @@ def _decompressing(raw: BinaryIO, name: str, layer: int = 1, outer: BinaryIO | N
     except STREAM_ERRORS as exc:
         return PeekedStream(b"", guard, exc)  # type: ignore[arg-type, return-value]
     ahead = PeekedStream(first, guard)  # type: ignore[arg-type]
-    if first.startswith((GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC)):
+    if first.startswith(tuple(COMPRESSIONS)):
         held = KeepReadError(ahead)  # type: ignore[arg-type]
         return _decompressing(held, name, layer + 1, outer or buffered, held)  # type: ignore[arg-type]
     return ahead  # type: ignore[return-value]
