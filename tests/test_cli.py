@@ -256,3 +256,26 @@ def test_scan_reads_every_extension_batch_writes():
 
     assert FORMATS.items() <= SUFFIXES.items()
     assert set(FORMATS) == {".parquet", ".pq", ".csv", ".jsonl", ".ndjson"}
+
+
+@pytest.mark.parametrize("typo, command", [("sumary", "summary"), ("batc", "batch"), ("explian", "explain")])
+def test_a_mistyped_command_is_named(tmp_path, typo, command):
+    """Before: ``dllogscan sumary r.parquet`` scanned both words as logs ("sumary: no such file",
+    then "r.parquet: looks like a Parquet file"), exit 3."""
+    results = tmp_path / "r.parquet"
+    results.write_bytes(b"PAR1")
+    proc = cli(typo, str(results))
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode() == f"Error: {typo}: no such file or command (did you mean `dllogscan {command}`?)\n"
+
+
+def test_a_file_named_like_an_option_is_pointed_to(tmp_path, failing_log):
+    """Before: ``dllogscan -job.log`` was typer's boxed "No such option: -j"."""
+    dashed = tmp_path / "-job.log"
+    dashed.write_bytes(failing_log.read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "-job.log"], cwd=tmp_path, capture_output=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stderr.decode() == (
+        "Error: -job.log is a file, but a word starting with '-' is read as an option: "
+        "give it as ./-job.log or after --\n")
+    assert cli("--", str(dashed)).returncode == 1

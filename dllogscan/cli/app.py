@@ -11,8 +11,8 @@ import typer
 from ..core.classes import letter_range, letters
 from ..core.errors import DllogscanError
 from .options import FORMAT_HELP, REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
-from .output import (check_out, emit, fail, final_code, format_of, pipe_exit, report_errors, scan_paths,
-                     starts_with_scan_option)
+from .output import (EXIT_ERROR, check_out, emit, error_line, fail, final_code, format_of, pipe_exit, report_errors,
+                     scan_paths, starts_with_scan_option)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
@@ -130,11 +130,32 @@ def _register_commands() -> set[str]:
     return {c.name or c.callback.__name__ for c in app.registered_commands}  # type: ignore[union-attr]
 
 
+def _misread(first: str, names: set[str]) -> Optional[str]:
+    """Why the first word cannot mean what it says, or None: a mistyped command that names no
+    file (it would be scanned as a missing log), a file whose name starts with ``-`` (it would be
+    read as an option)."""
+    if first in names or first == "-":
+        return None
+    if first.startswith("-"):
+        return (f"{first} is a file, but a word starting with '-' is read as an option: give it as ./{first} "
+                "or after --") if Path(first).is_file() else None
+    if Path(first).exists():
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(first, sorted(names), n=1, cutoff=0.75)
+    return f"{first}: no such file or command (did you mean `dllogscan {close[0]}`?)" if close else None
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Entry point: ``dllogscan FILE`` means ``dllogscan scan FILE``; a reader that closed the
     pipe early is exit 141, as in ``fast.main``."""
     names = _register_commands()
     args = list(sys.argv[1:] if argv is None else argv)
+    misread = _misread(args[0], names) if args else None
+    if misread:
+        error_line(misread)
+        sys.exit(EXIT_ERROR)
     if args and args[0] not in names and (not args[0].startswith("-") or starts_with_scan_option(args)):
         args.insert(0, "scan")
     try:
