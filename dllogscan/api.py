@@ -27,8 +27,8 @@ TAKES = "give a path, '-', the log's text (str, bytes) or a binary file object"
 
 def _names_a_file(item: str) -> bool:
     """Whether ``item`` is the name of an existing file (a text too long for a file name, or
-    one with a NUL byte, is not)."""
-    if "\n" in item or len(item) >= 4096:
+    one with a NUL byte, is not; nor is ``""``, which ``Path`` reads as the current folder)."""
+    if not item or "\n" in item or len(item) >= 4096:
         return False
     try:
         return Path(item).exists()

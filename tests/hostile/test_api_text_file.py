@@ -62,3 +62,11 @@ def test_the_server_never_reads_a_posted_path(tmp_path):
     secret.write_text(BUS)
     doc = TestClient(create_app(), base_url="http://127.0.0.1:8765").post("/api/diagnose", json={"text": str(secret)}).json()
     assert doc["diagnoses"] == [] and doc["lines"] == 1 and doc["source"] == "paste"
+
+
+@pytest.mark.timeout(30)
+def test_an_empty_string_is_empty_text():
+    """Before: ``Path("")`` is the current folder, so ``scan("")`` was read as a path and came
+    back with the error ": no such file" (no name at all) instead of nothing found."""
+    result = dllogscan.scan("")
+    assert (result.source, result.error, result.diagnoses, result.lines) == ("text", None, (), 0)
