@@ -279,3 +279,12 @@ def test_a_file_named_like_an_option_is_pointed_to(tmp_path, failing_log):
         "Error: -job.log is a file, but a word starting with '-' is read as an option: "
         "give it as ./-job.log or after --\n")
     assert cli("--", str(dashed)).returncode == 1
+
+
+@pytest.mark.parametrize("args", [[""], ["batch", ""], ["scan", "job.log", ""]])
+def test_an_empty_argument_is_one_error_line(args):
+    """``dllogscan "$LOG"`` with LOG unset. Before: ``.: is a directory (use `dllogscan batch .`)``,
+    advice that scans the whole current folder; in a batch, a row named "" that could not be read."""
+    proc = cli(*args)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr == b"Error: an empty argument (an unset shell variable?): give a log or a folder\n"

@@ -148,6 +148,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 
 def _main(argv: Optional[Sequence[str]] = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if any(a == "" and not (i and args[i - 1].startswith("-")) for i, a in enumerate(args)):
+        # ``dllogscan "$LOG"`` with LOG unset; an option's empty value keeps that option's own error
+        error_line("an empty argument (an unset shell variable?): give a log or a folder")
+        sys.exit(EXIT_ERROR)
     if args[:1] in (["--version"], ["-V"]):
         from .. import __version__
 
