@@ -87,3 +87,17 @@ def test_duplicate_key_is_stable_across_pids_and_paths():
     for part in ("dllogscan:B/getitem:KeyError:B.getitem.caught", "| python |", "| torch |",
                  "`B.getitem.caught`", "2: KeyError: Caught KeyError"):
         assert part in body
+
+
+def test_duplicate_key_is_the_same_for_a_whole_log_and_its_last_line():
+    """The shipped example and its last line pasted alone are one failure. Before, their keys
+    differed twice: the signal's case (the worker handler's "bus error", the RuntimeError's "Bus
+    error") and the signature, the first in the text's order (``A.bus-error.shm-hint`` on line 4
+    of the log, ``A.bus-error.killed-by-signal`` in the paste)."""
+    from pathlib import Path
+
+    log = (Path(__file__).parent.parent / "examples" / "docker-shm-bus-error.log").read_text()
+    last = log.splitlines()[-1] + "\n"
+    assert last.startswith("RuntimeError: DataLoader worker (pid 16842) is killed by signal: Bus error.")
+    keys = {duplicate_key(scan(text).diagnoses[0]) for text in (log, last)}
+    assert keys == {"dllogscan:A/bus-error:buserror:A.bus-error.killed-by-signal"}

@@ -20,9 +20,12 @@ def _part(value: str | None) -> str:
 
 def duplicate_key(d: Diagnosis) -> str:
     """``dllogscan:<class>/<subclass>:<exception or signal>:<signature>``, from the class, the
-    subclass, the exception (or signal) name and the first signature: never pids, paths or hosts."""
-    cause = d.facts.get("exception") or d.facts.get("signal") or ""
-    sig = d.signatures[0] if d.signatures else d.method
+    subclass, the exception (or signal, in lower case: PyTorch writes "Bus error" and "bus error")
+    name and a signature: never pids, paths or hosts. The signature is the first by name of the
+    class's own (else of all), not the first in the text, so a whole log and its last line agree."""
+    cause = d.facts.get("exception") or (d.facts.get("signal") or "").lower()
+    own = sorted(s for s in d.signatures if s.startswith(f"{d.cls}."))
+    sig = (own or sorted(d.signatures) or [d.method])[0]
     return f"dllogscan:{d.cls}/{_part(d.subclass)}:{_part(cause)}:{_part(sig)}"
 
 
