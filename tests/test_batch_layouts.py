@@ -306,3 +306,22 @@ def test_a_rotated_kernel_log_proves_its_nodes_oom_kill(tmp_path):
     got = {r.result.source.rsplit("/", 1)[-1]: r for r in rows}
     assert got["kern.log.1"].meta["node"] == "gpu07"
     assert got["slurm-4242.err"].result.diagnoses[0].subclass == "oom"
+
+
+def test_a_kernel_journal_names_its_host_over_its_folder(tmp_path):
+    """``dllogscan batch examples/slurm-oom-job``: its ``journalctl.out`` says ``gpu07 kernel:``
+    on every line, but the node was its folder's name (``slurm-oom-job``; before the rotated-name
+    fix, "out"), so the job's bare ``exited unexpectedly`` on gpu07 stayed oom-suspected. A folder
+    names a kernel log's node only where neither its name nor its lines do."""
+    example = Path(__file__).parent.parent / "examples" / "slurm-oom-job"
+    rows: list = []
+    run_batch([str(example)], rows.append, Config(classifier="off"), jobs=1, progress=False)
+    got = {r.result.source.rsplit("/", 1)[-1]: r for r in rows}
+    assert got["journalctl.out"].meta["node"] == "gpu07"
+    assert got["slurm-4242.err"].result.diagnoses[0].subclass == "oom"
+    bare = tmp_path / "gpu03" / "kern.log"  # no host in its lines: the folder is the node
+    bare.parent.mkdir()
+    bare.write_text("[Mon Nov 30 14:02:09 2026] Out of memory: Killed process 7 (python)\n")
+    rows.clear()
+    run_batch([str(bare)], rows.append, Config(classifier="off"), jobs=1, progress=False)
+    assert rows[0].meta["node"] == "gpu03"

@@ -40,7 +40,9 @@ STEPD_RE = re.compile(rb"\*\*\* (?:JOB|STEP) (\d+)(?:\.\w+)? ON ([\w.-]+) ")
 STEPD_GATE = b"*** "
 #: every gate, longest first: one that holds another comes before it (see ``_present``)
 GATES = tuple(sorted({g for gates in ENV_GATE.values() for g in gates} | {STEPD_GATE}, key=len, reverse=True))
-JOURNAL_RE = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d ([\w.-]+) kernel: ", re.M)
+#: a journal line's host: syslog's stamp, or ``journalctl -o short-iso``'s (what ``dllogscan slurm`` reads)
+JOURNAL_RE = re.compile(rb"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?"
+                        rb"(?:Z|[+-]\d\d:?\d\d)?) ([\w.-]+) kernel: ", re.M)
 #: a kernel line's start, spelled from the line break before it (searched in ``b"\n" + block``):
 #: the engine skips from one line break to the next instead of trying ``^`` at every byte; the
 #: forms hold no line break, so each line counts once, as ``^`` with ``re.M`` would
@@ -87,9 +89,17 @@ def from_name(name: str) -> dict[str, str]:
         node = km and (km.group("node") or km.group("node2"))
         if node and len(node) > 1 and node.lower() not in GENERIC_DIRS | EXTENSIONS:  # -k: an option
             meta["node"] = node
-        elif len(parts) > 1 and parts[-2].lower() not in GENERIC_DIRS:
-            meta.setdefault("node", parts[-2])
     return meta
+
+
+def folder_node(meta: dict[str, str], name: str) -> dict[str, str]:
+    """``meta`` with a kernel log's folder as its node (``gpu03/kern.log``) where neither its name
+    nor its lines named one: a guess that a journal's own host names (``gpu07 kernel:``) outrank."""
+    parts = name_parts(name)
+    if ("node" in meta or len(parts) < 2 or parts[-2].lower() in GENERIC_DIRS
+            or not KERNEL_NAME_RE.search(parts[-1])):
+        return meta
+    return {**meta, "node": parts[-2]}
 
 
 def from_content(head: bytes, tail: bytes, year: int | None = None, clock: Clock | None = None,

@@ -100,6 +100,7 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
     if taps:
         meta = layouts.merge(meta, layouts.from_content(taps[0].head, taps[0].tail, year, clock,
                                                              taps[0].whole))
+    meta = layouts.folder_node(meta, member or name)
     events = _events(result, database(config), meta)  # from the hits, which the record leaves out
     return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
                              bytes_read=result.bytes_read, facts=result.facts, member=member,
@@ -108,7 +109,7 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
 
 def error_record(name: str, member: str | None, message: str) -> Record:
     label = f"{name}!/{member}" if member else name
-    meta = layouts.from_name(member or name)
+    meta = layouts.folder_node(layouts.from_name(member or name), member or name)
     return Record(ScanResult(source=name, member=member, error=f"{label}: {message}"), meta)
 
 
