@@ -31,6 +31,10 @@ def repro(*args: str) -> subprocess.CompletedProcess:
      f"{DS}:nothing: cannot import the factory: AttributeError: module '{DS}' has no attribute 'nothing'"),
     ([f"{DS}:healthy", "--workers", "1", "--collate", "nosuch:collate"],
      "nosuch:collate: cannot import the collate function: ModuleNotFoundError: No module named 'nosuch'"),
+    # a file's path where the module's name goes; before: "No module named 'tests/live_datasets'"
+    (["tests/live_datasets.py:healthy", "--workers", "0"],
+     "tests/live_datasets.py:healthy: cannot import the factory: ValueError: name the module as Python "
+     "imports it, tests.live_datasets:healthy, not by its file"),
 ])
 def test_an_unimportable_factory_is_a_usage_error(args, message):
     proc = repro(*args)

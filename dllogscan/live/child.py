@@ -30,6 +30,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError(f"{spec!r}: expected module:callable")
+    if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
+        dotted = module_name.removesuffix(".py").replace("\\", "/").strip("/").replace("/", ".")
+        raise ValueError(f"name the module as Python imports it, {dotted}:{attr}, not by its file")
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     obj: Any = importlib.import_module(module_name)
