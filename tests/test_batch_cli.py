@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.batch_data import build
+from tests.batch_data import BUS, build
 from tests.test_batch import SIGS
 
 
@@ -192,3 +192,16 @@ def test_help_and_bad_values_still_go_to_typer(args):
         assert proc.returncode == 0 and "--prefilter" in proc.stdout and "Examples" in proc.stdout
     else:
         assert proc.returncode == 2 and proc.stdout == "" and proc.stderr  # typer's usage error
+
+
+def test_format_names_the_rows_of_an_out_with_another_extension(tmp_path):
+    """``--format csv --out rows.txt`` writes CSV, as ``scan`` does. Before: "rows.txt: unknown
+    output type; name it .parquet, .csv or .jsonl", the --format given ignored."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "job.log").write_text(BUS)
+    out = tmp_path / "rows.txt"
+    proc = cli("batch", str(tmp_path / "in"), "--format", "csv", "--out", str(out))
+    assert proc.returncode == 1, proc.stderr
+    assert out.read_text().startswith("source,member,")
+    proc = cli("batch", str(tmp_path / "in"), "--format", "csv", "--out", str(tmp_path / "rows.md"))
+    assert proc.returncode == 2 and "disagree" in proc.stderr  # an extension of another format still contradicts

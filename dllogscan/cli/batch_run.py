@@ -14,12 +14,13 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         engine: str = "local", scheduler: Optional[str] = None, signatures: Sequence[str] = (),
         default_signatures: bool = True, min_confidence: float = 0.5, prefilter: str = "auto",
         classifier: str = "weak", progress: Optional[bool] = None) -> int:
-    """Diagnose every log under ``paths``; write the rows (in the format ``out``'s extension names;
-    ``fmt``, when given, must agree; jsonl on standard output); return the exit status. A usage
+    """Diagnose every log under ``paths``; write the rows (in ``fmt``, else the format ``out``'s
+    extension names, which must not name another; jsonl on standard output); return the exit status. A usage
     error or a batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
     from ..batch import Config
     from ..batch.runner import run_batch
     from ..batch.writers import BATCH_FORMATS, Writer, format_for
+    from ..report import SUFFIXES
     from ..core.errors import DllogscanError
     from .checks import CLASSIFIERS, PREFILTERS, check_at_least_one, check_choice, check_min_confidence
 
@@ -30,9 +31,9 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         check_at_least_one("--jobs", jobs)
         if fmt is not None:
             check_choice("--format", fmt, BATCH_FORMATS)
-        if out is not None:
-            check_agrees(fmt, out, format_for(out))
-            writer = Writer(format_for(out), out)
+        if out is not None:  # --format decides, as in scan; an extension of another format contradicts it
+            check_agrees(fmt, out, SUFFIXES.get(out.suffix.lower()))
+            writer = Writer(fmt or format_for(out), out)
         elif fmt in (None, "jsonl"):
             writer = Writer("jsonl", stream=sys.stdout)
         else:

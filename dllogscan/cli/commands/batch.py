@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         paths: List[str] = typer.Argument(..., help="Files, directories (recursive), globs, .tar/.tar.gz/.zip archives, .gz/.bz2/.xz logs."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write rows to this .parquet, .csv or .jsonl file as they finish."),
         fmt: Optional[str] = typer.Option(None, "--format", "-f", help="jsonl on standard output (one object per source); "
-                                                                     "with --out, its extension decides."),
+                                                                     "with --out, it names the rows' format (else --out's extension does)."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes, at least 1 (default: all cores)."),
         engine: str = typer.Option("local", help="Where the batch runs: local (process pool) | dask."),
         scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
