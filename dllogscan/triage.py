@@ -19,7 +19,7 @@ def read_paste(signatures: Sequence[str] = (), engine: str = "auto", max_bytes: 
                min_confidence: float = pipeline.DEFAULT_MIN_CONFIDENCE, prompt: bool | None = None) -> ScanResult:
     """Diagnose standard input as a paste named ``paste``, capped at ``max_bytes`` (default 20 MiB):
     a prompt goes to stderr when stdin is a terminal; a longer stream is cut with a clear error."""
-    if prompt if prompt is not None else sys.stdin.isatty():
+    if prompt if prompt is not None else sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write(PROMPT)
         sys.stderr.flush()
     source = sources.from_stdin(limit=max_bytes or PASTE_LIMIT, name="paste")

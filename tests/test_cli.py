@@ -288,3 +288,30 @@ def test_an_empty_argument_is_one_error_line(args):
     proc = cli(*args)
     assert proc.returncode == 2 and proc.stdout == b""
     assert proc.stderr == b"Error: an empty argument (an unset shell variable?): give a log or a folder\n"
+
+
+def _stdin_closed() -> None:
+    import os
+
+    os.close(0)
+
+
+@pytest.mark.parametrize("args, name", [(["-"], "-"), (["paste"], "paste")])
+def test_a_closed_standard_input_is_one_error_line(args, name):
+    """``dllogscan - <&-``. Before: a traceback ending in ``AttributeError: 'NoneType' object has
+    no attribute 'buffer'`` (``paste``: ``'isatty'``)."""
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", *args], capture_output=False, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, preexec_fn=_stdin_closed, timeout=120)
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert proc.stderr.decode().splitlines()[-1] == f"Error: {name}: standard input is closed"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["--format", "json"], []])
+def test_an_output_that_cannot_be_written_is_one_error_line(failing_log, args):
+    """``dllogscan job.log > /dev/full``. Before: a traceback ending in ``OSError: [Errno 28] No
+    space left on device``, exit 1."""
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "dllogscan", str(failing_log), *args], stdout=full,
+                              stderr=subprocess.PIPE, timeout=120)
+    assert (proc.returncode, proc.stderr) == (2, b"Error: cannot write the output: No space left on device\n")

@@ -27,8 +27,14 @@ class PipeClosed(BaseException):
     command turns it into an ``Error:`` line."""
 
 
+class OutputFailed(BaseException):
+    """Standard output cannot be written (a full disk, ``> /dev/full``): one ``Error:`` line, exit 2,
+    however deep in a writer it happened (a BaseException, as PipeClosed)."""
+
+
 class _GuardedStdout:
-    """Standard output whose BrokenPipeError (on write or flush) is raised as PipeClosed."""
+    """Standard output whose BrokenPipeError (on write or flush) is raised as PipeClosed, and any
+    other OSError as OutputFailed."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
@@ -38,12 +44,16 @@ class _GuardedStdout:
             return self._stream.write(text)
         except BrokenPipeError:
             raise PipeClosed from None
+        except OSError as exc:
+            raise OutputFailed(exc.strerror or str(exc)) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
         except BrokenPipeError:
             raise PipeClosed from None
+        except OSError as exc:
+            raise OutputFailed(exc.strerror or str(exc)) from None
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
@@ -52,7 +62,8 @@ class _GuardedStdout:
 @contextmanager
 def pipe_exit() -> Iterator[None]:
     """Run a command so that a reader that closed the pipe early (``| head``) ends it with exit
-    141 (EXIT_PIPE) and nothing on stderr, whichever command or writer met the closed pipe.
+    141 (EXIT_PIPE) and nothing on stderr, whichever command or writer met the closed pipe (an
+    output that cannot be written at all, one ``Error:`` line and exit 2).
     Standard output is flushed at the end of the block, so a short output meets it here too."""
     stream = sys.stdout
     if stream is None or isinstance(stream, _GuardedStdout):
@@ -64,10 +75,13 @@ def pipe_exit() -> Iterator[None]:
             yield
         finally:
             sys.stdout.flush()
-    except (PipeClosed, BrokenPipeError):
+    except (PipeClosed, BrokenPipeError, OutputFailed) as exc:
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())  # no second error at exit
+        if isinstance(exc, OutputFailed):
+            error_line(f"cannot write the output: {exc}")
+            sys.exit(EXIT_ERROR)
         sys.exit(EXIT_PIPE)
     finally:
         sys.stdout = stream

@@ -254,7 +254,12 @@ def from_stream(open_raw: Callable[[], BinaryIO], name: str, limit: int | None) 
 
 def from_stdin(limit: int | None = DEFAULT_STDIN_LIMIT, name: str = "-") -> Source:
     """Standard input (``from_stream``)."""
-    return from_stream(lambda: sys.stdin.buffer.raw, name, limit)  # type: ignore[arg-type, return-value]
+    def raw() -> BinaryIO:
+        if sys.stdin is None:  # ``dllogscan - <&-``: file descriptor 0 is closed
+            raise SourceError(f"{name}: standard input is closed")
+        return sys.stdin.buffer.raw  # type: ignore[return-value]
+
+    return from_stream(raw, name, limit)
 
 
 def from_bytes(data: bytes, name: str = "text") -> Source:
