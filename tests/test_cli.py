@@ -315,3 +315,36 @@ def test_an_output_that_cannot_be_written_is_one_error_line(failing_log, args):
         proc = subprocess.run([sys.executable, "-m", "dllogscan", str(failing_log), *args], stdout=full,
                               stderr=subprocess.PIPE, timeout=120)
     assert (proc.returncode, proc.stderr) == (2, b"Error: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "md"], ["--format", "json"], ["--format", "csv"]])
+def test_an_output_encoding_without_the_text_s_characters_does_not_crash(tmp_path, args):
+    """Standard output in ASCII or a Windows code page (``PYTHONIOENCODING=ascii``, cp1252 when
+    redirected on Windows). Before: a traceback ending in ``UnicodeEncodeError: 'ascii' codec
+    can't encode character '\\u2014'`` (a fix's dash), or a log's own characters."""
+    log = tmp_path / "job.log"
+    log.write_text(BUS.rstrip("\n") + " — café ✓\n", encoding="utf-8")
+    import os
+
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", str(log), *args], capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr[-300:]
+    if args in (["--format", "json"], ["--format", "csv"]):  # what a program reads is UTF-8, as with --out
+        assert "— café ✓" in proc.stdout.decode("utf-8")
+    else:
+        assert proc.stdout.isascii() and b"Class A" in proc.stdout and b"\\u2014 caf\\xe9 \\u2713" in proc.stdout
+    if args == ["--format", "json"]:
+        assert json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
+
+
+def test_batch_rows_on_an_ascii_output_are_utf8_json(tmp_path):
+    """``dllogscan batch logs/`` (JSONL on standard output) under ``PYTHONIOENCODING=ascii``.
+    Before: a UnicodeEncodeError traceback at the first row that holds a non-ASCII character."""
+    import os
+
+    (tmp_path / "job.log").write_text(BUS.rstrip("\n") + " — café\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "batch", str(tmp_path)], capture_output=True,
+                          timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr[-300:]
+    row = json.loads(proc.stdout.decode("utf-8"))
+    assert row["diagnoses"][0]["evidence"][0]["text"].endswith(" — café")

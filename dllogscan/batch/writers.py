@@ -82,7 +82,12 @@ class Writer:
             self._open()
         self.count += 1
         if self.fmt == "jsonl":
-            self.stream.write(to_json(record) + "\n")  # type: ignore[union-attr]
+            line = to_json(record) + "\n"
+            put = getattr(self.stream, "write_bytes", None)  # the CLI's standard output: UTF-8 whatever its encoding
+            if put is not None:
+                put(line.encode("utf-8", "backslashreplace"))
+            else:
+                self.stream.write(line)  # type: ignore[union-attr]
             self.stream.flush()  # type: ignore[union-attr]
         elif self.fmt == "csv":
             self._csv.writerow(csv_row(to_row(record)))

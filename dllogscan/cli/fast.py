@@ -136,6 +136,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     nothing to walk, 7-10 ms of a plain scan's or a batch's wall time. Its outputs are closed by
     then (``with`` blocks, the batch writer's ``close``); standard streams are flushed at exit
     as always."""
+    for stream in (sys.stdout, sys.stderr):  # an ASCII or code-page output (cp1252 redirected on
+        if stream is not None and hasattr(stream, "reconfigure"):  # Windows) shows what it cannot encode
+            stream.reconfigure(errors="backslashreplace")  # as \u2014, never a UnicodeEncodeError
     try:
         with pipe_exit():
             _main(argv)

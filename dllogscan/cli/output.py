@@ -47,6 +47,21 @@ class _GuardedStdout:
         except OSError as exc:
             raise OutputFailed(exc.strerror or str(exc)) from None
 
+    def write_bytes(self, data: bytes) -> None:
+        """``data`` as it is, past the text layer's encoding (flushed first, so the order holds); a
+        stream with no bytes below it (a StringIO a caller put in place) takes the text."""
+        try:
+            buffer = getattr(self._stream, "buffer", None)
+            if buffer is None:
+                self._stream.write(data.decode("utf-8", "backslashreplace"))
+                return
+            self._stream.flush()
+            buffer.write(data)
+        except BrokenPipeError:
+            raise PipeClosed from None
+        except OSError as exc:
+            raise OutputFailed(exc.strerror or str(exc)) from None
+
     def flush(self) -> None:
         try:
             self._stream.flush()
@@ -171,9 +186,16 @@ def _writing(out: Path, put) -> None:
         raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
 
 
-def write_text(text: str, out: Optional[Path]) -> None:
+#: the formats a program reads: UTF-8 on standard output as in ``--out``, whatever the terminal's
+#: encoding (an ASCII or code-page one would otherwise show what it cannot encode as escapes)
+UTF8_FORMATS = ("json", "jsonl", "csv")
+
+
+def write_text(text: str, out: Optional[Path], fmt: str = "text") -> None:
     """``text`` to standard output, or to ``out`` (a write error raises UsageError)."""
-    if out is None:
+    if out is None and fmt in UTF8_FORMATS and hasattr(sys.stdout, "write_bytes"):
+        sys.stdout.write_bytes(text.encode("utf-8", "backslashreplace"))
+    elif out is None:
         sys.stdout.write(text)
     else:
         _writing(out, lambda: out.write_text(text, encoding="utf-8"))
@@ -191,7 +213,7 @@ def write(results, fmt: str, out: Optional[Path]) -> None:
         from ..report.terminal import print_results
         print_results(results)
         return
-    write_text(report.render(results, fmt), out)
+    write_text(report.render(results, fmt), out, fmt)
 
 
 def scan_paths(paths: Sequence[str], signatures: Sequence[str], engine: str, min_confidence: float,
