@@ -77,6 +77,19 @@ def test_upload_gzip_and_redact(client):
     assert "alice" not in blob and "10.1.2.3" not in blob and "<user-1>" in blob
 
 
+def test_redact_is_a_boolean_or_refused(client):
+    """Before: "false" and "yes" redacted (any truthy value), and ?redact=true did not."""
+    text = "/home/alice/run 10.1.2.3\n" + LOG
+    for value in ("false", "yes", 1, None):
+        r = client.post("/api/diagnose", json={"text": text, "redact": value})
+        assert r.status_code == 400 and "redact must be true or false" in r.json()["error"]
+    assert "alice" in json.dumps(client.post("/api/diagnose", json={"text": text, "redact": False}).json())
+    for query, hidden in (("true", True), ("TRUE", True), ("0", False), ("false", False)):
+        r = client.post(f"/api/diagnose-file?redact={query}", content=text.encode(), headers=FILE)
+        assert r.status_code == 200 and ("alice" not in json.dumps(r.json())) == hidden, query
+    assert client.post("/api/diagnose-file?redact=yes", content=text.encode(), headers=FILE).status_code == 400
+
+
 def test_page_is_self_contained(client):
     html = client.get("/").text
     assert 'id="paste"' in html and 'id="diagnose"' in html

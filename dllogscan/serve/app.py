@@ -32,6 +32,9 @@ READ_STEP = 1 << 20
 #: what a cross-site page may send without asking first (CORS-safelisted), so never accepted
 SIMPLE_TYPES = ("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 JSON_BODY_ERROR = "the body must be JSON: {\"text\": \"...\"}"
+REDACT_ERROR = "redact must be true or false (in the query: redact=1 or redact=0)"
+#: the query's words for redact (absent: false); any other is refused, never read as one of them
+REDACT_QUERY = {"1": True, "true": True, "0": False, "false": False}
 
 
 class TooLarge(Exception):
@@ -170,7 +173,9 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
-        redact = bool(doc.get("redact"))
+        redact = doc.get("redact", False)
+        if not isinstance(redact, bool):  # "false" or "yes" read as a truth value would guess
+            return JSONResponse({"error": REDACT_ERROR}, status_code=400)
         data = to_utf8(doc.pop("text"))
         del doc
         if len(data) > max_bytes:
@@ -183,11 +188,14 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         if _media_type(request) in SIMPLE_TYPES:
             return JSONResponse({"error": "send the file as Content-Type: application/octet-stream"},
                                 status_code=415)
+        redact = REDACT_QUERY.get(request.query_params.get("redact", "0").lower())
+        if redact is None:
+            return JSONResponse({"error": REDACT_ERROR}, status_code=400)
         try:
             data = await read_capped(request, max_bytes)
         except TooLarge:
             return too_large
-        return await _answer(data, request.query_params.get("redact") == "1")
+        return await _answer(data, redact)
 
     async def _answer(data: bytes, redact: bool) -> JSONResponse:
         try:
