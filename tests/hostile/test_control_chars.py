@@ -25,6 +25,9 @@ def test_log_text_loses_them():
     text = clean(LINE.encode())
     assert not UNSAFE.search(text) and "csi" in text and "evil" in text
     assert not UNSAFE.search(printable_line(LINE))
+    # the one-character CSI and OSC go whole, as ESC [ and ESC ] do (before: "31m csi", "0;title osc")
+    for shown in (text, printable_line(LINE)):
+        assert "31m" not in shown and "0;title" not in shown and "2J" not in shown, shown
 
 
 @pytest.mark.timeout(10)
