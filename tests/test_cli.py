@@ -73,6 +73,17 @@ def test_unreadable_input_is_one_line_and_exit_2(tmp_path, make, message):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_several_inputs_none_readable_is_exit_2_and_one_readable_is_3(tmp_path, failing_log):
+    """Before: two unreadable files gave 3 ("part of the input could not be read"), one gave 2."""
+    absent, binary = tmp_path / "absent.log", tmp_path / "weights.bin"
+    binary.write_bytes(bytes(range(256)) * 100)
+    proc = cli(str(absent), str(binary))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 2
+    healthy = tmp_path / "ok.log"
+    healthy.write_text("epoch 1 step 10 loss 0.5\n")
+    assert cli(str(absent), str(healthy)).returncode == 3
+
+
 def test_binary_and_truncated_gzip(tmp_path):
     b = tmp_path / "weights.bin"
     b.write_bytes(bytes(range(256)) * 100)

@@ -103,9 +103,11 @@ def pipe_exit() -> Iterator[None]:
 
 
 def exit_code(results) -> int:
+    """1 found; 2 where no input could be read at all (each an error with no line read); 3 where
+    part of the input could not be read; else 0."""
     if any(r.diagnoses for r in results):
         return EXIT_FOUND
-    if len(results) == 1 and results[0].error and not results[0].lines:
+    if results and all(r.error and not r.lines for r in results):
         return EXIT_ERROR
     if any(r.error for r in results):
         return EXIT_PARTIAL
