@@ -14,6 +14,7 @@ CLUSTER = Path(__file__).parent / "fixtures" / "cluster"
 EXAMPLES = Path(__file__).parent.parent / "examples"  # the README's examples replay the same way
 FAKE = CLUSTER / "fake_tool.py"
 ALL_TOOLS = ("scontrol", "sacct", "journalctl", "dmesg", "kubectl")
+JOB_UID = 1000  # the recorded jobs' user: alice(1000); a root epilog writes only to her files
 
 
 @dataclass
@@ -41,6 +42,9 @@ def fakes(tmp_path: Path, scenario: str, tools: tuple[str, ...] = ALL_TOOLS, **e
     shutil.copytree(src, replies)
     if (src / "workdir").is_dir():
         shutil.copytree(src / "workdir", work)
+        if os.geteuid() == 0:  # as Slurm left them: the job's files belong to its user
+            for path in work.rglob("*"):
+                os.chown(path, JOB_UID, JOB_UID)
     else:
         work.mkdir()
     for tool in tools:

@@ -4,14 +4,16 @@ commands it ran, and what the epilog wrote (the stderr block, the AdminComment c
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import jsonschema
+import pytest
 
 from dllogscan.integrations.epilog import comment_text
 from dllogscan.integrations.slurm_job import Job, expand_hostlist, parse_sacct, parse_scontrol, SACCT_FIELDS
 from dllogscan.core.models import Diagnosis, ScanResult
-from tests.cluster_fakes import EXAMPLES, fakes
+from tests.cluster_fakes import EXAMPLES, JOB_UID, fakes
 from tests.conftest import FIXTURES
 
 SCHEMA = json.loads((FIXTURES / "diagnosis.schema.json").read_text())
@@ -177,3 +179,60 @@ def test_sacct_without_stdout_fields_falls_back_to_slurm_default(monkeypatch):
     assert job.source == "sacct" and job.get("JobState") == "FAILED"
     assert job.output_paths() == ["/home/alice/run/slurm-77.out"]
     assert [a[0] for a in asked] == ["scontrol", "sacct", "sacct"] and "StdOut" not in asked[-1][-1]
+
+
+def _epilog_target(tmp_path, make) -> tuple:
+    """The example job's epilog, its stderr file replaced by ``make(path)``; the log and the file."""
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242")
+    err = f.workdir / "slurm-4242.err"
+    (f.workdir / "kept.err").write_bytes(err.read_bytes())
+    err.unlink()
+    make(err)
+    proc = f.run("slurm", "--epilog", "--write", "stderr", "--budget", "60")
+    assert proc.returncode == 0 and proc.stdout == ""
+    return proc.stderr, err
+
+
+def test_root_epilog_does_not_append_through_a_link_the_job_left(tmp_path):
+    """Before: the epilog (root) opened the job's stderr path with ``open(path, "a")`` and wrote the
+    verdict block (log text in it) into whatever a symbolic link there pointed at."""
+    victim = tmp_path / "profile.sh"
+    victim.write_text("export A=1\n")
+    log, err = _epilog_target(tmp_path, lambda p: p.symlink_to(victim))
+    assert victim.read_text() == "export A=1\n"
+    assert log == f"dllogscan epilog: job 4242: not appending to {err}: a symbolic link\n"
+
+
+def test_epilog_does_not_block_on_a_fifo_named_as_the_stderr_file(tmp_path):
+    """Before: opening a FIFO for writing waited for a reader, so the epilog sat out its budget."""
+    fifo = tmp_path / "stderr.fifo"
+    os.mkfifo(fifo)
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242", SLURM_JOB_STDERR=str(fifo))
+    start = time.monotonic()
+    proc = f.run("slurm", "--epilog", "--write", "stderr", "--budget", "60")
+    assert proc.returncode == 0 and time.monotonic() - start < 50
+    assert proc.stderr == f"dllogscan epilog: job 4242: not appending to {fifo}: not a regular file\n"
+
+
+def test_a_fifo_named_as_the_jobs_output_is_not_read(tmp_path):
+    """Before: ``dllogscan slurm`` opened a FIFO at the job's StdErr path and waited for a writer
+    that had ended with the job, for ever."""
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07")
+    err = f.workdir / "slurm-4242.err"
+    err.unlink()
+    os.mkfifo(err)
+    proc = f.run("slurm", "4242", "--format", "json", timeout=60)
+    doc = json.loads(proc.stdout)
+    assert doc["error"] == f"not read: {err} is not a regular file"
+    assert proc.returncode == 1 and proc.stderr == f"Error: {doc['error']}\n"  # the .out file's verdict stands
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the owner check applies to root")
+def test_root_epilog_appends_only_to_a_file_of_the_jobs_user(tmp_path):
+    def foreign(p):
+        p.write_text("someone else's\n")
+        os.chown(p, JOB_UID + 1, JOB_UID + 1)
+    log, err = _epilog_target(tmp_path, foreign)
+    assert err.read_text() == "someone else's\n"
+    assert log == (f"dllogscan epilog: job 4242: not appending to {err}: owned by uid {JOB_UID + 1}, "
+                   f"not the job's user (uid {JOB_UID})\n")

@@ -8,7 +8,8 @@ Rules:
 - everything happens within ``budget`` seconds (tools get what is left of it); past the budget it
   gives up, logs one line and exits 0;
 - only a diagnosis is written, and only on the job's batch host (``BatchHost``; each node of a
-  multi-node job runs the epilog): ``stderr`` appends a short verdict block to the job's stderr file;
+  multi-node job runs the epilog): ``stderr`` appends a short verdict block to the job's stderr file
+  (a regular file, not through a link; as root, only one the job's user owns: ``append.py``);
   ``admin-comment`` runs ``scontrol update job=JOBID AdminComment=...`` keeping any comment another
   tool put there (``... | dllogscan: ...``; a previous dllogscan part is replaced). Setting
   AdminComment needs an operator (the root ``Epilog`` is one; a ``TaskEpilog`` is not).
@@ -23,6 +24,8 @@ from typing import Sequence
 
 from ..batch.worker import Config
 from ..core.models import ScanResult
+from ..core.printable import escape
+from .append import append, user_uid
 from .slurm import diagnose_job, this_node
 from .slurm_job import Job
 from .tools import ToolError, run_tool
@@ -80,11 +83,9 @@ def comment_text(result: ScanResult, existing: str = "") -> str:
 def _write(job: Job, result: ScanResult, writes: Sequence[str], deadline: float) -> None:
     if "stderr" in writes:
         target = os.environ.get("SLURM_JOB_STDERR") or job.output_paths()[-1]
-        try:
-            with open(target, "a", encoding="utf-8") as fh:
-                fh.write(verdict_block(result, job.job_id))
-        except OSError as exc:
-            log(f"job {job.job_id}: cannot append to {target}: {exc.strerror or exc}")
+        why = append(target, verdict_block(result, job.job_id), user_uid(job.get("UserId")))
+        if why:
+            log(f"job {job.job_id}: not appending to {escape(target)}: {why}")
     if "admin-comment" in writes:
         text = comment_text(result, job.get("AdminComment"))
         try:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Sequence
 
@@ -24,6 +26,7 @@ from ..advise.fixes import advise
 from ..batch.crossfile import CrossFile, pending
 from ..batch.worker import Config, Record, database, scan_stream
 from ..core.models import Diagnosis, ScanResult
+from ..core.printable import escape
 from ..core.utf8 import to_utf8
 
 LOG, CONTEXT = "log", "context"
@@ -43,7 +46,14 @@ class Part:
 
 
 def file_part(path: str, max_bytes: int | None = None) -> Part:
-    """A log file on disk (compressed ones too), read in bounded chunks."""
+    """A log file on disk (compressed ones too), read in bounded chunks. A path the job named that
+    is there but is no regular file (a FIFO, a device) is not read: nothing would end it."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True  # missing or unreadable: the scan says so in its own words
+    if not regular:
+        return missing_part(path, f"not read: {escape(path)} is not a regular file")
     return Part(path, sources.from_path(path, limit=max_bytes).open)
 
 
