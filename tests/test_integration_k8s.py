@@ -4,6 +4,8 @@ pod's status and spec, the exact YAML fix for that pod, the kubectl calls, the e
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -137,3 +139,53 @@ def test_a_pod_whose_dev_shm_is_ample_gets_no_yaml_to_raise_it():
     doc["spec"]["volumes"] = [{"emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}, "name": "dshm"}]
     small_again = with_pod(ample, parse_pod(doc), Config())  # the pod's size, not the earlier one, decides
     assert "ample" not in small_again.title and not any("Ample" in n for n in small_again.notes)
+
+
+def _pod_reply(tmp_path, doc) -> "subprocess.CompletedProcess":
+    """``dllogscan k8s`` on the shm example, ``kubectl get pod`` printing ``doc`` instead."""
+    f = fakes(tmp_path, "k8s-shm-pod")
+    (tmp_path / "replies" / "kubectl.get.out").write_text(json.dumps(doc))
+    return f.run("k8s", "trainer-7c9d5b6f4-x2x9k", "-n", "ml", "-f", "json")
+
+
+def _example_pod() -> dict:
+    return json.loads((ROOT / "examples" / "k8s-shm-pod" / "kubectl.get.out").read_text())
+
+
+def test_a_pod_object_of_odd_shapes_is_one_line_or_a_verdict(tmp_path):
+    """Before: each of these was an AttributeError or ValueError traceback (exit 1)."""
+    nulls = {"kind": "Pod", "metadata": None, "spec": None, "status": None}
+    odd = _example_pod()
+    odd["status"]["containerStatuses"][0]["restartCount"] = "lots"
+    odd["metadata"]["ownerReferences"] = [None]
+    odd["spec"]["volumes"] = None
+    odd["spec"]["containers"][0]["volumeMounts"] = [{"mountPath": "/dev/shm", "name": "gone"}, "x"]
+    for i, (doc, error) in enumerate([([], "Error: kubectl did not print a pod object (got list)\n"),
+                                      ("pod", "Error: kubectl did not print a pod object (got str)\n"),
+                                      ({"kind": "List", "items": []}, "Error: kubectl did not print a pod object (got List)\n"),
+                                      (nulls, "Error: the pod has no containers\n"),
+                                      ({"spec": {"containers": ["trainer"]}}, "Error: the pod has no containers\n")]):
+        proc = _pod_reply(tmp_path / str(i), doc)
+        assert (proc.returncode, proc.stderr) == (2, error)
+    proc = _pod_reply(tmp_path / "odd", odd)
+    assert proc.returncode == 1 and proc.stderr == ""
+    facts = json.loads(proc.stdout)["facts"]
+    assert facts["k8s_restarts"] == "0" and facts["shm_volume"] == "emptyDir medium=disk sizeLimit=none (volume gone)"
+
+
+def test_names_from_the_cluster_are_escaped_and_quoted_in_every_format(tmp_path):
+    """Before: a pod name with a terminal escape reached the CSV's fix and command cells raw, and
+    a container name with a quote broke out of the patch command's quotes."""
+    doc = _example_pod()
+    doc["metadata"]["name"] = "evil\x1b]0;owned\x07pod"
+    doc["spec"]["containers"][0]["name"] = "it's"
+    doc["status"]["containerStatuses"][0]["name"] = "it's"
+    f = fakes(tmp_path, "k8s-shm-pod")
+    (tmp_path / "replies" / "kubectl.get.out").write_text(json.dumps(doc))
+    csv_out = f.run("k8s", "x", "-n", "ml", "-f", "csv").stdout
+    assert "\x1b" not in csv_out and "\x07" not in csv_out and "evil\\x1b]0;owned\\x07pod" in csv_out
+    top = json.loads(f.run("k8s", "x", "-n", "ml", "-f", "json").stdout)["diagnoses"][0]
+    exec_cmd, patch_cmd = top["fixes"][0]["commands"]
+    assert shlex.split(exec_cmd)[4:7] == ["evil\\x1b]0;owned\\x07pod", "-c", "it's"]
+    patch = json.loads(shlex.split(patch_cmd)[-1])
+    assert patch["spec"]["template"]["spec"]["containers"][0]["name"] == "it's"

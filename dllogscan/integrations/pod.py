@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from ..advise.fixes import parse_size
 from ..core.errors import UsageError
 from ..core.models import Fix
+from ..core.printable import escape
 
 RUNTIME_DEFAULT_SHM = "64M"
 SIGNALS = {134: "SIGABRT", 135: "SIGBUS", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM"}
@@ -68,18 +70,34 @@ class Pod:
         return {k: v for k, v in out.items() if v}
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` where it is a JSON object, else an empty one (a field null or of another type)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _objs(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of the list ``value`` (anything else in it, or no list, left out)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    """A name or value from the cluster as data: a string or number, its controls escaped."""
+    return escape(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+
+
 def _pick(doc: dict[str, Any], wanted: str | None) -> dict[str, Any]:
-    containers = doc.get("spec", {}).get("containers") or []
-    names = [c.get("name") for c in containers]
+    containers = _objs(_obj(doc.get("spec")).get("containers"))
+    names = [_text(c.get("name")) for c in containers]
     if wanted:
         for c in containers:
             if c.get("name") == wanted:
                 return c
-        raise UsageError(f"pod {doc.get('metadata', {}).get('name')} has no container {wanted!r} (it has {', '.join(names)})")
-    default = (doc.get("metadata", {}).get("annotations") or {}).get(DEFAULT_ANNOTATION)
-    statuses = {s.get("name"): s for s in doc.get("status", {}).get("containerStatuses") or []}
-    ended = [c for c in containers if "terminated" in (statuses.get(c.get("name"), {}).get("lastState") or {})
-             or "terminated" in (statuses.get(c.get("name"), {}).get("state") or {})]
+        raise UsageError(f"pod {_text(_obj(doc.get('metadata')).get('name'))} has no container {escape(wanted)!r} "
+                         f"(it has {', '.join(names)})")
+    default = _obj(_obj(doc.get("metadata")).get("annotations")).get(DEFAULT_ANNOTATION)
+    statuses = {s.get("name"): s for s in _objs(_obj(doc.get("status")).get("containerStatuses"))}
+    ended = [c for c in containers if "terminated" in _obj(_obj(statuses.get(c.get("name"))).get("lastState"))
+             or "terminated" in _obj(_obj(statuses.get(c.get("name"))).get("state"))]
     chosen = [c for c in containers if c.get("name") == default] or ended or containers
     if not chosen:
         raise UsageError("the pod has no containers")
@@ -87,30 +105,35 @@ def _pick(doc: dict[str, Any], wanted: str | None) -> dict[str, Any]:
 
 
 def _owner(meta: dict[str, Any]) -> str:
-    refs = meta.get("ownerReferences") or []
+    refs = _objs(meta.get("ownerReferences"))
     if not refs:
         return ""
-    kind, name = refs[0].get("kind", ""), refs[0].get("name", "")
+    kind, name = _text(refs[0].get("kind")), _text(refs[0].get("name"))
     if kind == "ReplicaSet" and RS_HASH_RE.search(name):
         return f"Deployment/{RS_HASH_RE.sub('', name)}"
     return f"{kind}/{name}"
 
 
-def parse_pod(doc: dict[str, Any], container: str | None = None) -> Pod:
-    """The facts dllogscan uses from a pod object."""
-    meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
+def parse_pod(doc: Any, container: str | None = None) -> Pod:
+    """The facts dllogscan uses from a pod object (``UsageError`` for anything else). Names and
+    values are the cluster's data: a field of the wrong type counts as absent, controls are escaped."""
+    if not isinstance(doc, dict) or doc.get("kind", "Pod") != "Pod":
+        raise UsageError(f"kubectl did not print a pod object (got {_text(_obj(doc).get('kind')) or type(doc).__name__})")
+    meta, spec = _obj(doc.get("metadata")), _obj(doc.get("spec"))
     c = _pick(doc, container)
-    status = next((s for s in doc.get("status", {}).get("containerStatuses") or [] if s.get("name") == c.get("name")), {})
-    term = (status.get("state") or {}).get("terminated") or (status.get("lastState") or {}).get("terminated") or {}
-    volumes = {v.get("name"): v for v in spec.get("volumes") or []}
-    mount = next((m for m in c.get("volumeMounts") or [] if m.get("mountPath", "").rstrip("/") == "/dev/shm"), None)
+    status = next((s for s in _objs(_obj(doc.get("status")).get("containerStatuses")) if s.get("name") == c.get("name")), {})
+    term = _obj(_obj(status.get("state")).get("terminated")) or _obj(_obj(status.get("lastState")).get("terminated"))
+    volumes = {v.get("name"): v for v in _objs(spec.get("volumes"))}
+    mount = next((m for m in _objs(c.get("volumeMounts")) if _text(m.get("mountPath")).rstrip("/") == "/dev/shm"), None)
     shm = None
     if mount:
-        empty = (volumes.get(mount.get("name")) or {}).get("emptyDir") or {}
-        shm = Shm(mount.get("name", ""), empty.get("medium", ""), str(empty.get("sizeLimit", "")))
-    return Pod(meta.get("name", ""), meta.get("namespace", "default"), spec.get("nodeName", ""), c.get("name", ""),
-               _owner(meta), int(status.get("restartCount") or 0), term.get("reason", ""), term.get("exitCode"),
-               str(((c.get("resources") or {}).get("limits") or {}).get("memory", "")), shm, tuple(volumes))
+        empty = _obj(_obj(volumes.get(mount.get("name"))).get("emptyDir"))
+        shm = Shm(_text(mount.get("name")), _text(empty.get("medium")), _text(empty.get("sizeLimit")))
+    restarts, code = status.get("restartCount"), term.get("exitCode")
+    return Pod(_text(meta.get("name")), _text(meta.get("namespace")) or "default", _text(spec.get("nodeName")),
+               _text(c.get("name")), _owner(meta), restarts if type(restarts) is int else 0, _text(term.get("reason")),
+               code if type(code) is int else None, _text(_obj(_obj(c.get("resources")).get("limits")).get("memory")),
+               shm, tuple(_text(n) for n in volumes))
 
 
 def suggest_size(pod: Pod, facts: dict[str, str]) -> str:
@@ -150,11 +173,12 @@ def shm_fix(pod: Pod, facts: dict[str, str]) -> Fix:
     why += (f" Memory-backed emptyDir pages count against the container's memory limit ({pod.memory_limit}): keep the "
             "limit above what the process uses plus sizeLimit." if pod.memory_limit else "")
     why += f" Put this in {where}; a running pod's volumes cannot be changed."
-    commands = [f"kubectl -n {pod.namespace} exec {pod.name} -c {pod.container} -- df -h /dev/shm"]
+    ns, q = shlex.quote(pod.namespace), shlex.quote  # names are the cluster's: quoted for a shell
+    commands = [f"kubectl -n {ns} exec {q(pod.name)} -c {q(pod.container)} -- df -h /dev/shm"]
     kind, _, name = pod.owner.partition("/")
     if kind in PATCHABLE:
         patch = json.dumps({"spec": {"template": {"spec": spec}}}, separators=(",", ":"))
-        commands.append(f"kubectl -n {pod.namespace} patch {kind.lower()} {name} --type strategic -p '{patch}'")
+        commands.append(f"kubectl -n {ns} patch {kind.lower()} {q(name)} --type strategic -p {q(patch)}")
     return Fix(rank=1, title=title, why=why, commands=tuple(commands), code=to_yaml({"spec": spec}))
 
 
