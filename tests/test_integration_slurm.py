@@ -236,3 +236,13 @@ def test_root_epilog_appends_only_to_a_file_of_the_jobs_user(tmp_path):
     assert err.read_text() == "someone else's\n"
     assert log == (f"dllogscan epilog: job 4242: not appending to {err}: owned by uid {JOB_UID + 1}, "
                    f"not the job's user (uid {JOB_UID})\n")
+
+
+def test_a_huge_node_range_is_counted_out_only_to_the_cap():
+    """Before: each range was made whole, then cut to 4096, so ``gpu[0-20000000]`` took ~10 s and
+    1.5 GB here (a garbage NodeList of 10**12 nodes, for ever), and ranges together had no cap."""
+    start = time.process_time()
+    nodes = expand_hostlist("gpu[0-20000000]")
+    assert time.process_time() - start < 3 and len(nodes) == 4096 and nodes[-1] == "gpu4095"
+    assert len(expand_hostlist("a[0-9999],b[0-9999],c")) == 4096
+    assert expand_hostlist("gpu[01-03,07],cpu1,x[5]") == ["gpu01", "gpu02", "gpu03", "gpu07", "cpu1", "x5"]

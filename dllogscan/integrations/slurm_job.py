@@ -26,6 +26,7 @@ PAIR_SPLIT_RE = re.compile(r"\s+(?=[A-Za-z][\w:/]*=)")
 PATTERN_RE = re.compile(r"%(\d*)([%AajxuNnst])")
 HOSTLIST_RE = re.compile(r"([^,\[]+)(?:\[([^\]]+)\])?(?:,|$)")
 UNKNOWN = ("", "Unknown", "None", "(null)")
+MAX_HOSTS = 4096  # more nodes than any job has
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,20 @@ class Job:
 
 
 def expand_hostlist(text: str) -> list[str]:
-    """``gpu[01-03,07],cpu1`` -> ``gpu01 gpu02 gpu03 gpu07 cpu1`` (what ``scontrol show hostnames`` does)."""
+    """``gpu[01-03,07],cpu1`` -> ``gpu01 gpu02 gpu03 gpu07 cpu1`` (what ``scontrol show hostnames``
+    does), the first ``MAX_HOSTS`` of them: a range is counted out only as far as that."""
     out: list[str] = []
     for m in HOSTLIST_RE.finditer(text or ""):
         prefix, ranges = m.group(1).strip(), m.group(2)
         if not prefix and not ranges:
             continue
-        if not ranges:
-            out.append(prefix)
-            continue
-        for piece in ranges.split(","):
+        for piece in ranges.split(",") if ranges else [""]:
+            if len(out) >= MAX_HOSTS:
+                return out
             lo, _, hi = piece.partition("-")
             if hi and lo.isdigit() and hi.isdigit():
-                out += [f"{prefix}{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)][:4096]
+                last = min(int(hi), int(lo) + MAX_HOSTS - len(out) - 1)
+                out += [f"{prefix}{i:0{len(lo)}d}" for i in range(int(lo), last + 1)]
             else:
                 out.append(prefix + lo)
     return out
