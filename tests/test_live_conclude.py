@@ -7,7 +7,7 @@ pytest.importorskip("torch")
 pytest.importorskip("psutil")
 
 from dllogscan.live.conclude import conclude, render  # noqa: E402
-from dllogscan.live.repro import Settings, ladder  # noqa: E402
+from dllogscan.live.repro import Rung, Settings, ladder  # noqa: E402
 from tests.live_helpers import scanner  # noqa: E402
 
 DS = "tests.live_datasets"
@@ -62,3 +62,14 @@ def test_two_rungs_hung_in_the_same_place_show_their_stacks_once():
     assert text.count("Stack of worker") == 1 and text.count("Stack of main process") == 1
     assert "num_workers=1: 1 more stack(s), the same innermost frames as num_workers=1 showed above." in text
     assert "num_workers=4: 3 more stack(s), the same innermost frames as num_workers=1 showed above." in text
+
+
+def test_the_text_report_drops_the_controls_of_what_the_dataset_printed():
+    """Before: an exception message with ESC/BEL (a terminal title, a screen clear) from the data
+    reached the terminal raw, in the evidence column and in the traceback shown below it."""
+    out = ("Traceback (most recent call last):\n  File \"/data/ds.py\", line 3, in __getitem__\n"
+           "    raise KeyError(name)\nKeyError: '\x1b[2J\x1b]0;owned\x07\u202ebad.png'\n")
+    rungs = [Rung(0, "fail", output=out), Rung(1, "skipped")]
+    text = render(rungs, conclude(rungs))
+    assert "KeyError: '[2J]0;ownedbad.png'" in text
+    assert not any(c in text for c in "\x1b\x07\u202e")

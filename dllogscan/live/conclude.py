@@ -1,10 +1,12 @@
-"""The field guide's conclusion from a ladder, and its text rendering."""
+"""The field guide's conclusion from a ladder, and its text rendering (whose controls, from the
+user's output, tracebacks and stacks, are dropped as every text format drops them)."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from ..advise.fixes import human
+from ..core.printable import strip_controls
 from .repro import Rung, loader_of
 from .shards import unsharded
 from .stacks import WHY, innermost_frames
@@ -172,4 +174,4 @@ def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
     for w in conclusion.get("warnings", []):
         lines += ["", f"Warning: {w['text'][0].lower()}{w['text'][1:]}"]
         lines += [f"  {e}" for e in w["evidence"]] + [w["fix"]]
-    return "\n".join(lines) + "\n"
+    return strip_controls("\n".join(lines) + "\n")
