@@ -168,3 +168,12 @@ def test_doctor_samples_a_dataloader_with_its_own_settings():
     assert (one["num_workers"], one["prefetch_factor"]) == (6, 4) and one["batch_bytes"] * 2 == loader["batch_bytes"]
     proc = _doctor("--sample", "tests.live_datasets:batch_sampler_loader", "--batch-size", "4")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "batch_sampler" in proc.stderr
+
+
+def test_doctor_sample_of_a_factory_that_exits_says_so():
+    """Before: no output at all, and the factory's exit status (2, 3, ...) as doctor's."""
+    pytest.importorskip("torch")
+    proc = _doctor("--num-workers", "2", "--sample", "tests.live_datasets:exiting")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("Error: --sample tests.live_datasets:exiting: it called exit('usage: train.py --data "
+                           "DIR') instead of returning a Dataset or DataLoader\n")

@@ -61,6 +61,8 @@ def test_a_factory_that_raises_is_still_the_dataset_code():
               "repro a function that takes none and calls it with yours"),
     ("not_a_dataset", f"{DS}:not_a_dataset: the factory returned int, not a Dataset or DataLoader"),
     ("empty", f"{DS}:empty: the dataset is empty (len 0): there is nothing to load"),
+    ("exiting", f"{DS}:exiting: the factory called exit('usage: train.py --data DIR') instead of returning a "
+                "Dataset or DataLoader"),
 ])
 def test_a_factory_that_makes_nothing_to_load_is_a_usage_error(factory, message):
     """Before: the TypeError of calling ``sized()`` and the ``len()`` of 42 were 'the bug is in the
@@ -68,3 +70,15 @@ def test_a_factory_that_makes_nothing_to_load_is_a_usage_error(factory, message)
     proc = repro(f"{DS}:{factory}", "--workers", "0,1", "--batches", "2")
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stdout == "" and proc.stderr.splitlines() == [f"Error: {message}"]
+
+
+@pytest.mark.timeout(180)
+def test_a_module_that_exits_as_it_is_imported_is_a_usage_error(tmp_path):
+    """Before: a script whose argparse runs at import (exit 2) was a rung that failed with the
+    ladder's own banner line as its evidence, and 'the bug is in the dataset code' (exit 1)."""
+    (tmp_path / "train.py").write_text("import sys\nsys.exit(2)\n")
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", "train:make", "--workers", "0,1"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and proc.stderr.splitlines() == [
+        "Error: train:make: cannot import the factory: its module called exit(2) while being imported"]

@@ -48,9 +48,17 @@ def load_or_stop(spec: str, what: str, folder: str) -> Callable[..., Any]:
     up), say why in ``IMPORT_ERROR`` and exit 2 before any data is loaded."""
     try:
         return load_callable(spec)
+    except SystemExit as exc:  # a script's argparse or sys.exit() at import time
+        stop(folder, f"{spec}: cannot import the {what}: its module {exited(exc)} while being imported")
     except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
         why = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
         stop(folder, f"{spec}: cannot import the {what}: {why}")
+
+
+def exited(exc: SystemExit) -> str:
+    """How user code left through ``sys.exit``: ``called exit(3)``, ``called exit('usage: ...')``."""
+    return f"called exit({str(exc.code).splitlines()[0][:200]!r})" if isinstance(exc.code, str) else \
+        f"called exit({exc.code if exc.code is not None else ''})"
 
 
 def stop(folder: str, message: str) -> NoReturn:
@@ -72,7 +80,10 @@ def make_dataset(factory: Callable[..., Any], spec: str, folder: str) -> Any:
                      "function that takes none and calls it with yours")
     except ValueError:  # no signature to read (a builtin): just call it
         pass
-    made = factory()
+    try:
+        made = factory()
+    except SystemExit as exc:  # not the dataset's failure: it never made one
+        stop(folder, f"{spec}: the factory {exited(exc)} instead of returning a Dataset or DataLoader")
     dataset = made.dataset if isinstance(made, DataLoader) else made
     if not (hasattr(dataset, "__getitem__") or hasattr(dataset, "__iter__")):
         stop(folder, f"{spec}: the factory returned {type(made).__name__}, not a Dataset or DataLoader")

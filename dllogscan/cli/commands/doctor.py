@@ -58,6 +58,10 @@ def register(app: typer.Typer) -> None:
         if sample:
             try:
                 measured = doc.sample_batch(sample, batch_size)
+            except SystemExit as exc:  # the user's code left through sys.exit (a script's argparse)
+                from ...live.child import exited
+
+                raise fail(f"--sample {sample}: it {exited(exc)} instead of returning a Dataset or DataLoader")
             except Exception as exc:  # the user's code: report it in one line
                 raise fail(f"--sample {sample}: {type(exc).__name__}: {exc}".splitlines()[0])
             loader["batch_bytes"] = measured["bytes"]
