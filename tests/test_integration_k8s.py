@@ -4,6 +4,9 @@ pod's status and spec, the exact YAML fix for that pod, the kubectl calls, the e
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 import shlex
 import subprocess
 import sys
@@ -11,11 +14,13 @@ import tomllib
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 import dllogscan
 from dllogscan.batch.worker import Config
 from dllogscan.integrations.k8s import with_pod
 from dllogscan.integrations.pod import parse_pod
+from dllogscan.integrations.tools import ToolError, run_tool
 from tests.cluster_fakes import CLUSTER, fakes
 from tests.conftest import FIXTURES
 
@@ -189,3 +194,27 @@ def test_names_from_the_cluster_are_escaped_and_quoted_in_every_format(tmp_path)
     assert shlex.split(exec_cmd)[4:7] == ["evil\\x1b]0;owned\\x07pod", "-c", "it's"]
     patch = json.loads(shlex.split(patch_cmd)[-1])
     assert patch["spec"]["template"]["spec"]["containers"][0]["name"] == "it's"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"  # killed, not yet reaped by init
+    except FileNotFoundError:
+        return True
+
+
+def test_a_tool_past_its_time_limit_ends_with_what_it_started(tmp_path):
+    """Before: only the tool (a wrapper script) was killed; the ``sleep`` it started kept running."""
+    tool, pid_file = tmp_path / "kubectl", tmp_path / "child.pid"
+    tool.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > '{pid_file}'\nwait\n")
+    tool.chmod(0o755)
+    with pytest.raises(ToolError, match="did not answer within 2 s"):
+        run_tool([str(tool), "logs"], timeout=2)
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 30
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _gone(pid):
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the tool's child outlived it")

@@ -2,12 +2,15 @@
 
 A tool that is missing, times out or exits non-zero raises ``ToolError`` whose message is one
 line naming the command and the tool's own first error line; the CLI prints it as
-``Error: ...`` and exits 2.
+``Error: ...`` and exits 2. The tool runs in its own session: past the time limit (or on Ctrl-C)
+its whole process group is killed, so nothing it started (a wrapper's ``sleep``, an ssh) outlives it.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 from typing import Sequence
 
@@ -33,12 +36,27 @@ def run_tool(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> str:
     if shutil.which(argv[0]) is None:
         raise ToolError(f"{argv[0]} not found on PATH (needed for `{shown}`)")
     try:
-        proc = subprocess.run(list(argv), capture_output=True, timeout=max(timeout, 0.1), stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"`{shown}` did not answer within {timeout:.0f} s") from None
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
     except OSError as exc:
         raise ToolError(f"`{shown}` could not be run: {exc.strerror or exc}") from None
+    try:
+        out, err = proc.communicate(timeout=max(timeout, 0.1))
+    except BaseException as exc:  # past the time limit, or interrupted: the tool and what it started end too
+        _kill_group(proc)
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise ToolError(f"`{shown}` did not answer within {timeout:.0f} s") from None
+        raise
     if proc.returncode != 0:
-        why = _first_line(proc.stderr.decode("utf-8", "replace")) or _first_line(proc.stdout.decode("utf-8", "replace"))
+        why = _first_line(err.decode("utf-8", "replace")) or _first_line(out.decode("utf-8", "replace"))
         raise ToolError(f"`{shown}` failed (exit {proc.returncode}): {why or 'no message'}")
-    return proc.stdout.decode("utf-8", "replace")
+    return out.decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the tool's process group (a wrapper script's children hold its pipes open) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.wait()
