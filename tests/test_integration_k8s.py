@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import time
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -218,3 +219,27 @@ def test_a_tool_past_its_time_limit_ends_with_what_it_started(tmp_path):
     if not _gone(pid):
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the tool's child outlived it")
+
+
+def test_a_huge_pod_log_is_read_from_disk_not_held_in_memory(tmp_path):
+    """Before: ``kubectl logs`` output was captured in memory and copied (a 200 MB log took ~3 times
+    that); now it goes to a temporary file the scan streams. The failure at its very end still counts."""
+    f = fakes(tmp_path, "k8s-shm-pod")
+    fake = tmp_path / "bin" / "kubectl"
+    real = fake.with_name("kubectl-recorded")
+    fake.rename(real)
+    bus = ("RuntimeError: DataLoader worker (pid 87) is killed by signal: Bus error. It is possible that "
+           "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.")
+    yes, head = shutil.which("yes"), shutil.which("head")  # the fakes' PATH has only the fake tools
+    fake.write_text(f"#!/bin/sh\ncase \"$*\" in *logs*--previous*)\n  {yes} 'epoch 1 step 100 loss 0.5' | {head} -c 200000000\n"
+                    f"  echo \"{bus}\"\n  exit 0;;\nesac\nexec '{real}' \"$@\"\n")
+    fake.chmod(0o755)
+    probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(p.stdout)")
+    proc = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "dllogscan", "k8s",
+                           "trainer-7c9d5b6f4-x2x9k", "-n", "ml", "-f", "json"],
+                          capture_output=True, text=True, env=f.env, timeout=300)
+    head, _, body = proc.stdout.partition("\n")
+    code, peak_kib = map(int, head.split())
+    assert code == 1 and json.loads(body)["diagnoses"][0]["class"] == "A"
+    assert peak_kib < 150 * 1024, f"peak RSS {peak_kib // 1024} MiB"

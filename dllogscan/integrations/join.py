@@ -19,7 +19,7 @@ import io
 import os
 import stat
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Sequence
+from typing import Any, BinaryIO, Callable, Sequence
 
 from ..sources import streams as sources
 from ..advise.fixes import advise
@@ -61,6 +61,12 @@ def text_part(name: str, text: str, role: str = CONTEXT) -> Part:
     """Text already in memory (a tool's output)."""
     data = to_utf8(text)
     return Part(name, lambda: io.BytesIO(data), role)
+
+
+def spooled_part(name: str, spool: Any, role: str = LOG) -> Part:
+    """A tool's output kept in a named temporary file (``tools.run_tool_to_file``), read from there;
+    the file lives as long as the part."""
+    return Part(name, lambda: open(spool.name, "rb"), role)
 
 
 def missing_part(name: str, why: str, role: str = LOG) -> Part:

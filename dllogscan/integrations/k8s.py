@@ -24,7 +24,7 @@ from ..batch.worker import Config, database
 from ..core.models import Diagnosis, ScanResult
 from . import join
 from .pod import RUNTIME_DEFAULT_SHM, Pod, parse_pod, shm_fix
-from .tools import ToolError, run_tool
+from .tools import ToolError, run_tool, run_tool_to_file
 
 
 def kubectl(context: str | None, namespace: str | None) -> list[str]:
@@ -48,7 +48,7 @@ def log_parts(base: Sequence[str], pod: Pod, timeout: float) -> tuple[list[join.
         argv = [*base, "logs", pod.name, "-c", pod.container, *([flag] if flag else [])]
         name = "kubectl logs" + (f" {flag}" if flag else "")
         try:
-            parts.append(join.text_part(name, run_tool(argv, timeout), join.LOG))
+            parts.append(join.spooled_part(name, run_tool_to_file(argv, timeout)))
         except ToolError as exc:
             notes[key] = f"not available: {exc}"
     if not parts:
