@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import signal
+import time
 
 import pytest
 
@@ -51,6 +52,19 @@ def test_stall_dumps_worker_stacks_and_names_the_lock():
     cause = next(iter(g.stalls[0]["causes"].values()))
     assert cause and "lock acquire" in cause[0] and "with _LOCK:" in cause[2]
     assert "no batch for" in out.getvalue() and "class E" in out.getvalue()
+
+
+def test_time_the_loop_spends_on_its_batches_is_no_stall():
+    """Before: a training step (or an evaluation after the epoch, inside the guard) longer than
+    stall_after was reported as 'no batch for N s (class E, stall)', the idle worker 'stuck in a
+    queue get ... waits for data that never comes'."""
+    loader = DataLoader(ds.Squares(n=4), batch_size=2, num_workers=1)
+    out = io.StringIO()
+    with dllogscan.guard(loader, stall_after=5, out=out, scanner=scanner(), check_every=0.2) as g:
+        for _ in g:
+            time.sleep(6)  # a slow step: the loader waits on the loop, not the loop on the loader
+        time.sleep(6)  # after the epoch
+    assert g.stalls == [] and out.getvalue() == ""
 
 
 def test_the_guard_leaves_no_folder_and_gives_the_loader_back():

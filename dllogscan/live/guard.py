@@ -1,5 +1,6 @@
 """Guard a running job's DataLoader: diagnose a worker failure with live facts, and dump every
-worker's stack when no batch arrives for ``stall_after`` seconds.
+worker's stack when the loop has waited ``stall_after`` seconds for a batch (the time the loop
+spends on a batch it has, or after its last one, is not waiting).
 
     with dllogscan.guard(loader, stall_after=300) as batches:
         for batch in batches:
@@ -31,7 +32,7 @@ class Guard:
         self.check_every = check_every or min(max(stall_after / 10, 0.05), 10.0)
         self.folder = tempfile.mkdtemp(prefix="dllogscan-guard-")
         self.pids: list[int] = []
-        self.last = time.monotonic()
+        self.asked: float | None = None  # when the loop last asked the loader for a batch still to come
         self.stalls: list[dict[str, Any]] = []
         self.failure: Any = None
         self._stop = threading.Event()
@@ -59,26 +60,32 @@ class Guard:
         self._cleanup()
 
     def __iter__(self) -> Iterator[Any]:
-        it = iter(self.loader)
-        self.pids = procinfo.worker_pids(it)
-        self.last = time.monotonic()
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            except Exception as exc:
-                self._report_failure(exc)
-                raise
-            self.last = time.monotonic()
-            yield batch
+        self.asked = time.monotonic()
+        try:
+            it = iter(self.loader)
+            self.pids = procinfo.worker_pids(it)
+            while True:
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    return
+                except Exception as exc:
+                    self.asked = None
+                    self._report_failure(exc)
+                    raise
+                self.asked = None  # the loop's own work (a training step, an evaluation) is no stall
+                yield batch
+                self.asked = time.monotonic()
+        finally:
+            self.asked = None
 
     def _watch(self) -> None:
         reported_at = None
         while not self._stop.wait(self.check_every):
-            idle = time.monotonic() - self.last
-            if idle >= self.stall_after and reported_at != self.last:
-                reported_at = self.last
+            asked = self.asked
+            idle = time.monotonic() - asked if asked is not None else 0.0
+            if asked is not None and idle >= self.stall_after and reported_at != asked:
+                reported_at = asked
                 self._report_stall(idle)
 
     def _report_stall(self, idle: float) -> None:
