@@ -73,3 +73,17 @@ def test_the_text_report_drops_the_controls_of_what_the_dataset_printed():
     text = render(rungs, conclude(rungs))
     assert "KeyError: '[2J]0;ownedbad.png'" in text
     assert not any(c in text for c in "\x1b\x07\u202e")
+
+
+@pytest.mark.parametrize("rung, said", [
+    (Rung(0, "hang"), "no stack could be dumped from it (nothing is below)"),
+    (Rung(0, "hang", stacks={41: '  File "/data/ds.py", line 9 in __getitem__\n'}, main_pid=41), "its stack is below"),
+    (Rung(0, "fail", output="Fatal Python error: Segmentation fault\n"), "the end of its output is below"),
+    (Rung(0, "fail", output=""), "it printed nothing"),
+    (Rung(0, "fail", output="Traceback (most recent call last):\nKeyError: 3\n"), "the real traceback is below"),
+])
+def test_the_num_workers_0_verdict_says_what_is_below_it(rung, said):
+    """Before: always 'the real traceback is below', also over a hang whose dataset ignored SIGUSR1
+    (no stack dumped: nothing below) and a crash that printed no traceback."""
+    verdict = conclude([rung])
+    assert verdict["text"].endswith(f"not in the worker settings. Fix it there; {said}.")

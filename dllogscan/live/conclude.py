@@ -96,6 +96,15 @@ def loader_notes(rungs: list[Rung]) -> list[str]:
     return notes
 
 
+def _below(zero: Rung, traceback: str | None) -> str:
+    """What the report shows under the num_workers=0 verdict (it says nothing is there when so)."""
+    if zero.result == "hang":
+        return "its stack is below" if zero.stacks else "no stack could be dumped from it (nothing is below)"
+    if traceback and TRACEBACK_RE.search(zero.output):
+        return "the real traceback is below"
+    return "the end of its output is below" if traceback else "it printed nothing"
+
+
 def conclude(rungs: list[Rung]) -> dict[str, Any]:
     """{"verdict": dataset-code | multiprocessing | no-failure, "text": ..., extras}; "warnings":
     what the passed rungs showed beside the verdict (an IterableDataset every worker yields whole);
@@ -107,9 +116,9 @@ def conclude(rungs: list[Rung]) -> dict[str, Any]:
     if zero and zero.result in ("fail", "hang"):
         out["verdict"] = "dataset-code"
         what = "hangs" if zero.result == "hang" else "fails"
-        out["text"] = (f"It {what} with num_workers=0: the bug is in the dataset code (or its transforms), "
-                       "not in the worker settings. Fix it there; the real traceback is below.")
         out["traceback"] = real_traceback(zero.output) if zero.result == "fail" else None
+        out["text"] = (f"It {what} with num_workers=0: the bug is in the dataset code (or its transforms), "
+                       f"not in the worker settings. Fix it there; {_below(zero, out['traceback'])}.")
     elif bad:
         first = bad[0]
         how = f"{'hangs' if first.result == 'hang' else 'fails'} with num_workers={first.workers}"
