@@ -168,7 +168,8 @@ def test_a_pod_object_of_odd_shapes_is_one_line_or_a_verdict(tmp_path):
     odd["spec"]["containers"][0]["volumeMounts"] = [{"mountPath": "/dev/shm", "name": "gone"}, "x"]
     for i, (doc, error) in enumerate([([], "Error: kubectl did not print a pod object (got list)\n"),
                                       ("pod", "Error: kubectl did not print a pod object (got str)\n"),
-                                      ({"kind": "List", "items": []}, "Error: kubectl did not print a pod object (got List)\n"),
+                                      ({"kind": "List", "items": []},
+                                       "Error: kubectl did not print a pod object (got List)\n"),
                                       (nulls, "Error: the pod has no containers\n"),
                                       ({"spec": {"containers": ["trainer"]}}, "Error: the pod has no containers\n")]):
         proc = _pod_reply(tmp_path / str(i), doc)
@@ -231,7 +232,8 @@ def test_a_huge_pod_log_is_read_from_disk_not_held_in_memory(tmp_path):
     bus = ("RuntimeError: DataLoader worker (pid 87) is killed by signal: Bus error. It is possible that "
            "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.")
     yes, head = shutil.which("yes"), shutil.which("head")  # the fakes' PATH has only the fake tools
-    fake.write_text(f"#!/bin/sh\ncase \"$*\" in *logs*--previous*)\n  {yes} 'epoch 1 step 100 loss 0.5' | {head} -c 200000000\n"
+    fake.write_text(f"#!/bin/sh\ncase \"$*\" in *logs*--previous*)\n"
+                    f"  {yes} 'epoch 1 step 100 loss 0.5' | {head} -c 200000000\n"
                     f"  echo \"{bus}\"\n  exit 0;;\nesac\nexec '{real}' \"$@\"\n")
     fake.chmod(0o755)
     probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
@@ -243,3 +245,13 @@ def test_a_huge_pod_log_is_read_from_disk_not_held_in_memory(tmp_path):
     code, peak_kib = map(int, head.split())
     assert code == 1 and json.loads(body)["diagnoses"][0]["class"] == "A"
     assert peak_kib < 150 * 1024, f"peak RSS {peak_kib // 1024} MiB"
+
+
+@pytest.mark.parametrize("name", ["--server=http://127.0.0.1:9", "-A", "Trainer-0", "pod name", "trainer-0\x1b[2J"])
+def test_a_pod_argument_that_is_no_pod_name_is_a_usage_error_before_kubectl_runs(tmp_path, name):
+    """Before: ``dllogscan k8s -- --server=URL`` ran ``kubectl get pod --server=URL -o json``: the
+    name became a kubectl flag (a real kubectl would send its credentials there)."""
+    f = fakes(tmp_path, "k8s-shm-pod")
+    proc = f.run("k8s", "-n", "ml", "--", name)
+    assert proc.returncode == 2 and proc.stdout == "" and f.calls() == []
+    assert proc.stderr.startswith("Error: ") and "is not a pod name" in proc.stderr and "\x1b" not in proc.stderr

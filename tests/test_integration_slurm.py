@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 
 from dllogscan.integrations.epilog import comment_text
-from dllogscan.integrations.slurm_job import Job, expand_hostlist, parse_sacct, parse_scontrol, SACCT_FIELDS
+from dllogscan.integrations.slurm_job import (JOB_ID_RE, Job, expand_hostlist, parse_sacct, parse_scontrol,
+                                              SACCT_FIELDS)
 from dllogscan.core.models import Diagnosis, ScanResult
 from tests.cluster_fakes import EXAMPLES, JOB_UID, fakes
 from tests.conftest import FIXTURES
@@ -246,3 +247,14 @@ def test_a_huge_node_range_is_counted_out_only_to_the_cap():
     assert time.process_time() - start < 3 and len(nodes) == 4096 and nodes[-1] == "gpu4095"
     assert len(expand_hostlist("a[0-9999],b[0-9999],c")) == 4096
     assert expand_hostlist("gpu[01-03,07],cpu1,x[5]") == ["gpu01", "gpu02", "gpu03", "gpu07", "cpu1", "x5"]
+
+
+def test_a_job_argument_that_is_no_job_id_is_a_usage_error_before_scontrol_runs(tmp_path):
+    """Before: ``dllogscan slurm -- --help`` ran ``scontrol show job -o --help`` and ``sacct -j --help``."""
+    f = fakes(tmp_path, "slurm-oom-job")
+    for job in ("--help", "4242 4243", "job42"):
+        proc = f.run("slurm", "--", job)
+        assert proc.returncode == 2 and proc.stdout == "" and "is not a Slurm job id" in proc.stderr
+    assert f.calls() == []
+    for job in ("4242", "4242_7", "4242+1"):
+        assert JOB_ID_RE.fullmatch(job)

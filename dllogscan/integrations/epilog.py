@@ -23,6 +23,7 @@ import time
 from typing import Sequence
 
 from ..batch.worker import Config
+from ..core.errors import DllogscanError
 from ..core.models import ScanResult
 from ..core.printable import escape
 from .append import append, user_uid
@@ -103,7 +104,7 @@ def _work(job_id: str, writes: Sequence[str], config: Config, kernel: str, deadl
         batch_host = job.get("BatchHost")
         if result.diagnoses and (not batch_host or batch_host == this_node()):
             _write(job, result, writes, deadline)
-    except ToolError as exc:
+    except DllogscanError as exc:  # a tool that failed, an id that is none
         log(f"job {job_id}: {exc}")
     except Exception as exc:  # noqa: BLE001 - an epilog must never fail the node
         log(f"job {job_id}: unexpected {type(exc).__name__}: {_short(str(exc))}")

@@ -17,14 +17,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Sequence
 
 from ..advise.fixes import advise, situations
 from ..batch.worker import Config, database
+from ..core.errors import UsageError
 from ..core.models import Diagnosis, ScanResult
+from ..core.printable import escape
 from . import join
 from .pod import RUNTIME_DEFAULT_SHM, Pod, parse_pod, shm_fix
 from .tools import ToolError, run_tool, run_tool_to_file
+
+#: a DNS subdomain (RFC 1123): what Kubernetes accepts as a pod's name
+POD_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 def kubectl(context: str | None, namespace: str | None) -> list[str]:
@@ -74,6 +80,9 @@ def diagnose_pod(name: str, namespace: str | None = None, container: str | None 
                  config: Config | None = None, timeout: float = 30.0) -> tuple[Pod, ScanResult]:
     """Read the pod, its logs and status; join them into one result named ``pod NS/NAME``."""
     config = config or Config(classifier="auto")
+    if not POD_NAME_RE.fullmatch(name):  # also keeps a name such as --server=URL from being a kubectl flag
+        raise UsageError(f"{escape(name)!r} is not a pod name (lower-case letters, digits, '-' and '.', "
+                         "starting and ending with a letter or digit)")
     base = kubectl(context, namespace)
     pod = get_pod(base, name, container, timeout)
     parts, notes = log_parts(base, pod, timeout)

@@ -118,10 +118,12 @@ def parse_pod(doc: Any, container: str | None = None) -> Pod:
     """The facts dllogscan uses from a pod object (``UsageError`` for anything else). Names and
     values are the cluster's data: a field of the wrong type counts as absent, controls are escaped."""
     if not isinstance(doc, dict) or doc.get("kind", "Pod") != "Pod":
-        raise UsageError(f"kubectl did not print a pod object (got {_text(_obj(doc).get('kind')) or type(doc).__name__})")
+        got = _text(_obj(doc).get("kind")) or type(doc).__name__
+        raise UsageError(f"kubectl did not print a pod object (got {got})")
     meta, spec = _obj(doc.get("metadata")), _obj(doc.get("spec"))
     c = _pick(doc, container)
-    status = next((s for s in _objs(_obj(doc.get("status")).get("containerStatuses")) if s.get("name") == c.get("name")), {})
+    statuses = _objs(_obj(doc.get("status")).get("containerStatuses"))
+    status = next((s for s in statuses if s.get("name") == c.get("name")), {})
     term = _obj(_obj(status.get("state")).get("terminated")) or _obj(_obj(status.get("lastState")).get("terminated"))
     volumes = {v.get("name"): v for v in _objs(spec.get("volumes"))}
     mount = next((m for m in _objs(c.get("volumeMounts")) if _text(m.get("mountPath")).rstrip("/") == "/dev/shm"), None)

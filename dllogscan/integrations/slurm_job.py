@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from ..core.errors import UsageError
+from ..core.printable import escape
 from .tools import ToolError, run_tool
 
 SACCT_FIELDS = ("JobID", "JobName", "User", "State", "ExitCode", "NodeList", "Start", "End", "WorkDir",
@@ -26,6 +28,7 @@ PAIR_SPLIT_RE = re.compile(r"\s+(?=[A-Za-z][\w:/]*=)")
 PATTERN_RE = re.compile(r"%(\d*)([%AajxuNnst])")
 HOSTLIST_RE = re.compile(r"([^,\[]+)(?:\[([^\]]+)\])?(?:,|$)")
 UNKNOWN = ("", "Unknown", "None", "(null)")
+JOB_ID_RE = re.compile(r"[0-9]+(?:[_+][0-9]+)?")
 MAX_HOSTS = 4096  # more nodes than any job has
 
 
@@ -132,6 +135,9 @@ def _sacct(job_id: str, timeout: float) -> dict[str, str] | None:
 
 def find_job(job_id: str, timeout: float = 30.0) -> Job:
     """Ask ``scontrol`` first, then ``sacct``; ``ToolError`` when neither knows the job."""
+    if not JOB_ID_RE.fullmatch(job_id):  # also keeps an id such as --help from being a flag of theirs
+        raise UsageError(f"{escape(job_id)!r} is not a Slurm job id (4242, an array task 4242_7, a "
+                         "heterogeneous job's component 4242+1)")
     if not (shutil.which("scontrol") or shutil.which("sacct")):
         raise ToolError("neither scontrol nor sacct found on PATH: run this on a Slurm login or compute node")
     first: ToolError | None = None
