@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -172,3 +173,18 @@ def test_the_readme_example_of_an_unsplit_stream_is_warned():
     [warning] = conclude(rungs)["warnings"]
     assert warning["evidence"][0] == "num_workers=0: 100 samples, the whole stream"
     assert warning["evidence"][1].startswith("num_workers=2: 200 samples, 2.0 times num_workers=0's")
+
+
+@pytest.mark.timeout(240)
+def test_the_timeout_counts_from_when_the_rung_has_started_not_its_interpreter_start_up(tmp_path, monkeypatch):
+    """Before: --timeout ran from the fresh interpreter's launch, so a slow start (importing torch
+    on a loaded machine; here 8 s, forced by a sitecustomize) made a healthy dataset 'hang with
+    num_workers=0 ... the bug is in the dataset code', its stack in torch's import."""
+    (tmp_path / "sitecustomize.py").write_text("import os, time\nif os.environ.get('SLOW_START'):\n    time.sleep(8)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", ""), os.getcwd()]))
+    monkeypatch.setenv("SLOW_START", "1")
+    rungs, verdict = run("healthy", workers=(0,), timeout=5)
+    assert [r.result for r in rungs] == ["pass"], rungs[0].output[-2000:]
+    assert verdict["verdict"] == "no-failure"
+    rungs, _ = run("hanging_init_loader", workers=(1,), timeout=5)  # a real hang is still cut at the timeout
+    assert [r.result for r in rungs] == ["hang"] and rungs[0].seconds < 60

@@ -23,6 +23,8 @@ OK_MARK = "dllogscan-repro: ok"
 IMPORT_ERROR = "import_error"
 #: written next to the spec before the first batch: what the rung's loader is (``loader.describe_all``)
 LOADER_FILE = "loader.json"
+#: written once torch is imported, before the user's code runs: the rung's --timeout counts from here
+READY_FILE = "ready"
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -165,6 +167,7 @@ def run(spec: dict[str, Any]) -> None:
     workers = spec["num_workers"]
     print(f"dllogscan-repro: torch {torch.__version__}, num_workers={workers}, "
           f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
+    Path(folder, READY_FILE).touch()
     loader, dataset = make_loader(spec, workers, folder)
     peak: dict[str, int] = {}
     yielded = Yielded(iterable=isinstance(dataset, IterableDataset))

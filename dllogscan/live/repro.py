@@ -21,9 +21,11 @@ from ..core.models import Diagnosis, Evidence
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
-from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK
+from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK, READY_FILE
 
 TAIL_LINES = 40
+STARTUP = 120.0  # seconds a rung may take to import torch, on top of --timeout
+POLL = 0.2  # seconds between looks at a running rung
 #: a traceback frame line: it says where, not what went wrong
 FRAME_RE = re.compile(r'^\s*File "')
 
@@ -146,6 +148,23 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _wait(proc: subprocess.Popen, ready: Path, timeout: float) -> int | None:
+    """The rung's exit code, or None once it has run ``timeout`` seconds past ``ready`` (torch
+    imported: a fresh interpreter's start-up on a loaded machine is not the dataset's time), or
+    ``timeout + STARTUP`` seconds in all without getting there."""
+    deadline, readied = time.monotonic() + timeout + STARTUP, False
+    while True:
+        try:
+            return proc.wait(timeout=POLL)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if not readied and ready.exists():
+            deadline, readied = now + timeout, True
+        if now >= deadline:
+            return None
+
+
 def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None = None) -> Rung:
     """Run one rung in a fresh interpreter in its own process group; cut a hang at the timeout
     after asking every process for its stacks. UsageError when the factory, collate or worker_init
@@ -168,12 +187,11 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=cwd, env=env, start_new_session=True)
             try:
-                code: int | None = proc.wait(timeout=settings.timeout)
-                hung = False
-            except subprocess.TimeoutExpired:
-                hung, code = True, None
-                dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
-                _kill_group(proc)
+                code = _wait(proc, Path(folder, READY_FILE), settings.timeout)
+                hung = code is None
+                if hung:
+                    dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
+                    _kill_group(proc)
             except BaseException:
                 # Ctrl-C (or any error) while waiting: the rung runs in its own session, out of
                 # reach of the terminal's SIGINT; a hung one would otherwise outlive us forever
