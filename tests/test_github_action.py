@@ -119,6 +119,25 @@ def test_missing_setup_is_one_line_and_exit_2(tmp_path, missing):
     assert proc.returncode == 2 and proc.stderr.startswith(f"Error: {missing} is not set") and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("env, payload, said", [
+    ({"DLLOGSCAN_MIN_CONFIDENCE": "5"}, None, "must be a number from 0 to 1, not '5'"),
+    ({"DLLOGSCAN_MIN_CONFIDENCE": "nan"}, None, "must be a number from 0 to 1, not 'nan'"),
+    ({"DLLOGSCAN_MIN_CONFIDENCE": "high"}, None, "must be a number from 0 to 1, not 'high'"),
+    ({}, "[1, 2]", "not a GitHub issue event"),
+    ({}, '{"action": "opened", "issue": "17"}', "not a GitHub issue event"),
+])
+def test_bad_settings_and_payloads_are_one_line_and_exit_2(tmp_path, env, payload, said):
+    """Before: a threshold of 5 or nan kept the action silent forever, and a payload that was no
+    object (or an issue that was no object) was a traceback."""
+    if payload is not None:
+        (tmp_path / "event.json").write_text(payload)
+        env = {**env, "GITHUB_EVENT_PATH": str(tmp_path / "event.json")}
+    with Recorder(routes()) as api:
+        proc = run_action(api, str(EXAMPLE), "issues", tmp_path, **env)
+    assert proc.returncode == 2 and api.calls == [] and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("Error: ") and said in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
 def test_action_yml_runs_the_entry_point_with_its_inputs():
     yaml = pytest.importorskip("yaml")
     action = yaml.safe_load((ROOT / "action.yml").read_text())

@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -47,7 +48,10 @@ def settings(env: Mapping[str, str]) -> Settings:
     try:
         threshold = float(env.get("DLLOGSCAN_MIN_CONFIDENCE") or 0.8)
     except ValueError:
-        raise UsageError(f"DLLOGSCAN_MIN_CONFIDENCE must be a number, not {env['DLLOGSCAN_MIN_CONFIDENCE']!r}") from None
+        threshold = math.nan
+    if not 0.0 <= threshold <= 1.0:  # nan too: a threshold nothing reaches would keep the action silent
+        raise UsageError("DLLOGSCAN_MIN_CONFIDENCE (min-confidence) must be a number from 0 to 1, not "
+                         f"{env['DLLOGSCAN_MIN_CONFIDENCE']!r}")
     flag = (env.get("DLLOGSCAN_NEXT_CHECK") or "false").strip().lower() in ("1", "true", "yes", "on")
     prefix = env.get("DLLOGSCAN_LABEL_PREFIX")
     return Settings(threshold, flag, "dataloader: " if prefix is None else prefix)
@@ -132,6 +136,8 @@ def run(env: Mapping[str, str]) -> str:
             payload = json.load(fh)
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read the event payload: {exc}") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("issue", {}), dict):
+        raise UsageError("the event payload is not a GitHub issue event (a JSON object with an 'issue' object)")
     why = _skip_reason(event, payload)
     if why:
         return f"nothing to do: {why}"
