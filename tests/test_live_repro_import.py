@@ -82,3 +82,12 @@ def test_a_module_that_exits_as_it_is_imported_is_a_usage_error(tmp_path):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stdout == "" and proc.stderr.splitlines() == [
         "Error: train:make: cannot import the factory: its module called exit(2) while being imported"]
+
+
+@pytest.mark.timeout(120)
+def test_a_rung_of_more_workers_than_any_machine_runs_is_refused():
+    """Before: --workers 0,99999 started 99999 worker processes at the second rung."""
+    proc = repro(f"{DS}:healthy", "--workers", "0,99999")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == ["Error: --workers: 99999 workers in one rung; at most 1024 (each is a "
+                                        "process that torch forks at once)"]

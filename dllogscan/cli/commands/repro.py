@@ -7,6 +7,10 @@ from typing import List, Optional
 import typer
 
 
+#: the most workers a rung starts: more than any machine's cores, fewer than a typo's 99999 processes
+MAX_WORKERS = 1024
+
+
 def register(app: typer.Typer) -> None:
     @app.command(epilog="""[bold]Examples[/bold]
 
@@ -58,6 +62,9 @@ multiprocessing_context). --batch-size, --collate, --worker-init, --spawn and
             raise fail(f"--workers {workers!r}: expected numbers such as 0,1,4")
         if any(n < 0 for n in rungs_n):
             raise fail("--workers: num_workers cannot be negative")
+        if max(rungs_n) > MAX_WORKERS:
+            raise fail(f"--workers: {max(rungs_n)} workers in one rung; at most {MAX_WORKERS} (each is a process "
+                       "that torch forks at once)")
         if sharing_strategy not in (None, "file_descriptor", "file_system"):
             raise fail(f"--sharing-strategy {sharing_strategy!r}: choose file_descriptor or file_system")
         if ":" not in factory:
