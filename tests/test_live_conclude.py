@@ -87,3 +87,14 @@ def test_the_num_workers_0_verdict_says_what_is_below_it(rung, said):
     (no stack dumped: nothing below) and a crash that printed no traceback."""
     verdict = conclude([rung])
     assert verdict["text"].endswith(f"not in the worker settings. Fix it there; {said}.")
+
+
+def test_the_measured_worker_is_scaled_only_to_a_larger_top_rung():
+    """Before: '--workers 0,1' said 'at num_workers=1 about ...' after the measure at num_workers=1."""
+    from dllogscan.live.conclude import scaled
+
+    peak = {"rss": 64 << 20, "fds": 12}
+    one = [Rung(workers=0, result="pass"), Rung(workers=1, result="pass", worker_peak=peak)]
+    assert scaled(one) == "measured at num_workers=1: 64.0 MiB RSS and 12 open descriptors per worker"
+    assert scaled(one + [Rung(workers=4, result="pass")]).endswith(
+        "; at num_workers=4 about 256.0 MiB and 48 descriptors in workers")

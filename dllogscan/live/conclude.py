@@ -53,14 +53,16 @@ def worker_traceback(output: str, limit: int = 60) -> str | None:
 
 
 def scaled(rungs: list[Rung]) -> str | None:
-    """Measured per-worker RSS and descriptors at N=1, scaled to the largest N."""
+    """Measured per-worker RSS and descriptors at N=1, scaled to the largest N (where it is more than 1)."""
     one = next((r for r in rungs if r.workers == 1 and r.worker_peak), None)
     top = max((r.workers for r in rungs), default=0)
     if not one or top < 1:
         return None
     rss, fds = one.worker_peak.get("rss", 0), one.worker_peak.get("fds", 0)
-    return (f"measured at num_workers=1: {human(rss)} RSS and {fds} open descriptors per worker; "
-            f"at num_workers={top} about {human(rss * top)} and {fds * top} descriptors in workers")
+    measured = f"measured at num_workers=1: {human(rss)} RSS and {fds} open descriptors per worker"
+    if top == 1:  # nothing to scale: the ladder's top rung is the one measured
+        return measured
+    return f"{measured}; at num_workers={top} about {human(rss * top)} and {fds * top} descriptors in workers"
 
 
 def loader_line(loader: dict[str, Any] | None) -> str | None:
