@@ -7,15 +7,14 @@ its whole process group is killed, so nothing it started (a wrapper's ``sleep``,
 """
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 from typing import IO, BinaryIO, Sequence
 
 from ..core.errors import DllogscanError
+from ..core.processes import kill_group
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -63,7 +62,7 @@ def _run(argv: Sequence[str], timeout: float, out: IO[bytes]) -> None:
     try:
         _, err = proc.communicate(timeout=max(timeout, 0.1))
     except BaseException as exc:  # past the time limit, or interrupted: the tool and what it started end too
-        _kill_group(proc)
+        kill_group(proc)
         if isinstance(exc, subprocess.TimeoutExpired):
             raise ToolError(f"`{shown}` did not answer within {timeout:.0f} s") from None
         raise
@@ -71,12 +70,3 @@ def _run(argv: Sequence[str], timeout: float, out: IO[bytes]) -> None:
     if proc.returncode != 0:
         why = _first_line(err.decode("utf-8", "replace")) or _first_line(out.read(65536).decode("utf-8", "replace"))
         raise ToolError(f"`{shown}` failed (exit {proc.returncode}): {why or 'no message'}")
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the tool's process group (a wrapper script's children hold its pipes open) and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        proc.kill()
-    proc.wait()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..core.errors import UsageError
 from ..core.models import Diagnosis, Evidence
+from ..core.processes import kill_group
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
@@ -140,14 +140,6 @@ def _worker_pids(folder: str) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.wait()
-
-
 def _wait(proc: subprocess.Popen, ready: Path, timeout: float) -> int | None:
     """The rung's exit code, or None once it has run ``timeout`` seconds past ``ready`` (torch
     imported: a fresh interpreter's start-up on a loaded machine is not the dataset's time), or
@@ -191,11 +183,11 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 hung = code is None
                 if hung:
                     dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
-                    _kill_group(proc)
+                    kill_group(proc)
             except BaseException:
                 # Ctrl-C (or any error) while waiting: the rung runs in its own session, out of
                 # reach of the terminal's SIGINT; a hung one would otherwise outlive us forever
-                _kill_group(proc)
+                kill_group(proc)
                 raise
         seconds = time.monotonic() - start
         remove_shared_memory([proc.pid] + _worker_pids(folder), started_at)
