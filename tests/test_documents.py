@@ -719,3 +719,18 @@ def test_a_thread_page_table_that_names_no_markup_or_header_is_refused(tmp_path)
     inner = [sel for _, sel in table.sites[0].rules][1]
     assert (inner.tag, inner.within.classes, inner.within.within.attrs) == ("span", {"t"}, (("data-x", "a b"),))
     assert table.bare == {"h1", "span"} and len(table.outer) == 3
+
+
+def test_a_forums_quote_aside_is_the_posts_text_wherever_it_stands(mini_scanner):
+    """Discourse wraps a reply's quote of an earlier post in ``<aside class="quote">``: a reply saved
+    or pasted alone (no article around it) keeps the error it quotes; a link preview (``onebox``)
+    is another page's text and stays out, like a sidebar's linked threads."""
+    reply = ('<div class="cooked"><aside class="quote no-group" data-username="u" data-post="1" data-topic="7">'
+             '<div class="title">u:</div><blockquote><p>RuntimeError: DataLoader worker (pid 99) is killed by '
+             'signal: Bus error.</p></blockquote></aside><p>Same here inside Docker.</p>'
+             '<aside class="onebox githubissue"><p>DataLoader worker exited unexpectedly #1</p></aside></div>')
+    text = html_to_text(reply)
+    assert "is killed by signal: Bus error." in text and "Same here inside Docker." in text
+    assert "exited unexpectedly" not in text
+    r = run(reply.encode(), mini_scanner)
+    assert [(d.cls, d.subclass) for d in r.diagnoses] == [("A", "bus-error")]

@@ -42,6 +42,11 @@ VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
 #: GitLab's ``right-sidebar``) naming a side pane, whose Assignees, Labels, Milestone and participants
 #: are the tracker's fields, not the thread
 SIDE_PANE_WORDS = {"sidebar", "metadata"}
+#: an ``<aside>`` that a forum marks as a quote of a post (Discourse's ``<aside class="quote">``
+#: around a reply's quoted lines) is the post's own text wherever it stands, not the page's
+#: complementary landmark: a single reply saved or pasted alone keeps the error it quotes. A link
+#: preview (``onebox``) stays out, like a sidebar's linked threads: another page's text
+QUOTE_WORDS = {"quote"}
 #: the attributes of an element that has none
 NO_ATTRIBUTES: Mapping[str, str] = MappingProxyType({})
 NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -56,12 +61,20 @@ def names_side_pane(attrib: object) -> bool:
     """Whether a class, the id or the ``data-testid`` of an element names a side pane
     (``SIDE_PANE_WORDS`` among its words; a BEM modifier such as ``Layout--sidebarPosition-end``
     describes the block it is on, and is not read)."""
+    return _named(attrib, SIDE_PANE_WORDS)
+
+
+def names_quote(attrib: object) -> bool:
+    """Whether a class, the id or the ``data-testid`` of an element names a quote (``QUOTE_WORDS``)."""
+    return _named(attrib, QUOTE_WORDS)
+
+
+def _named(attrib: object, words: set[str]) -> bool:
     get = getattr(attrib, "get", None)
     if get is None:
         return False
     names = (get("class") or "").split() + [get("id") or "", get("data-testid") or ""]
-    return any(word.lower() in SIDE_PANE_WORDS
-               for name in names for word in NAME_WORD_RE.findall(name.split("--")[0]))
+    return any(word.lower() in words for name in names for word in NAME_WORD_RE.findall(name.split("--")[0]))
 
 
 @dataclass
@@ -100,7 +113,7 @@ class _TextBuilder:
         if tag in VOID_TAGS:  # nothing inside, and no end event to wait for
             return False
         if (tag in CHROME_TAGS or (tag in ("header", "footer") and not self.sections)
-                or (tag == "aside" and self.sections <= self.open.get("main", 0))):
+                or (tag == "aside" and self.sections <= self.open.get("main", 0) and not names_quote(attrib))):
             return True
         get = getattr(attrib, "get", None)
         if get is None:
