@@ -73,3 +73,13 @@ def test_a_results_file_with_raw_controls_is_summarized_escaped():
     for fmt in ("md", "csv"):
         text = render(tables, fmt)
         assert _clean(text) and "n1\\x1b]0;PWNED" in text, repr(text)
+
+
+def test_a_results_file_whose_class_is_rich_markup_is_shown_as_written(capsys):
+    """The terminal tables read no markup from a results file: a crosstab's columns are its classes."""
+    from dllogscan.batch.summary import print_rich
+
+    df = pd.DataFrame([{"status": "ok", "class": "[/x]", "subclass": None, "node": "n1", "job": None,
+                        "signatures": "", "first_failure_time": None, "last_time": None, "first_time": None}])
+    print_rich(summaries(df))
+    assert "[/x]" in capsys.readouterr().out

@@ -90,9 +90,9 @@ def print_rich(tables: dict[str, Any]) -> None:
         index = table.index.name or ""
         keep_index = _labelled(table)
         if keep_index:
-            t.add_column(str(index))
-        for col in table.columns:
-            t.add_column(str(col), justify="right" if table[col].dtype.kind in "iuf" else "left")
+            t.add_column(Text(str(index)))
+        for col in table.columns:  # a crosstab's columns are values of the results file: no markup
+            t.add_column(Text(str(col)), justify="right" if table[col].dtype.kind in "iuf" else "left")
         for idx, row in table.iterrows():
             t.add_row(*([Text(str(idx))] if keep_index else []), *[Text(str(v)) for v in row])  # no markup
         if not len(table):

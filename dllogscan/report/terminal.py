@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core.classes import style_of
 from ..core.models import Diagnosis, ScanResult
 from ..core.printable import strip_controls
 
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def _text(text: str, style: str = ""):
@@ -17,8 +19,9 @@ def _text(text: str, style: str = ""):
     return Text(strip_controls(text), style=style)
 
 
-def _hanging(label: str, text: str, label_style: str = "dim", text_style: str = "", width: int = 9):
-    """``label`` in a fixed left column and ``text`` wrapping beside it (not under it)."""
+def _hanging(label: str, text: "Text", label_style: str = "dim", text_style: str = "", width: int = 9):
+    """``label`` in a fixed left column and ``text`` (a rich Text: a str would be read as markup)
+    wrapping beside it (not under it)."""
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 1))
@@ -80,7 +83,7 @@ def print_results(results: Sequence[ScanResult], console=None) -> None:
             for item in _diagnosis_renderables(d, i):
                 console.print(item)
         for note in r.notes:  # a diagnosis set aside, whether or not another one stayed
-            console.print(_hanging("note", note))
+            console.print(_hanging("note", _text(note)))
 
 
 def to_text(results: Sequence[ScanResult], width: int = 100) -> str:

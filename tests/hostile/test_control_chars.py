@@ -95,3 +95,30 @@ def test_usage_error_lines_escape_the_name(tmp_path):
     proc = cli(str(tmp_path / "a.log"), "--out", str(out))
     err = no_traceback(proc)
     assert proc.returncode == 2 and "no\\x1b[2Jdir" in err and not UNSAFE.search(err.replace("\n", ""))
+
+
+#: a text with no DataLoader verdict whose set-aside note quotes the file ``[Errno 24]`` names
+NOTE_LOG = ("Loading photos\n"
+            "RuntimeError: unable to open shared memory object </torch_1_2_3> in read-write mode: "
+            "Too many open files (24)\n"
+            "foo: Too many open files: '[link=http://e.vil/]a[/link][/x]b.jpg'\n")
+
+
+@pytest.mark.timeout(60)
+def test_a_note_quoting_input_is_no_terminal_markup(tmp_path):
+    from rich.console import Console
+
+    from dllogscan import scan_text
+    from dllogscan.report.terminal import print_results
+
+    result = scan_text(NOTE_LOG)
+    assert result.notes and "[link=" in result.notes[0]
+    buf = io.StringIO()
+    print_results([result], Console(file=buf, force_terminal=True, width=200, highlight=False))
+    shown = buf.getvalue()
+    assert "\x1b]8;" not in shown and "[link=http://e.vil/]a[/link][/x]b.jpg" in shown, repr(shown)
+    path = tmp_path / "job.log"
+    path.write_text(NOTE_LOG)
+    proc = cli(str(path))
+    no_traceback(proc)
+    assert "[/x]b.jpg" in proc.stdout.decode().replace("\n", "")
