@@ -178,7 +178,7 @@ class Redactor:
             self.learn(d.facts)
         return dataclasses.replace(
             r, source=self.text(r.source) or r.source, error=self.text(r.error),
-            member=self.text(r.member), facts=self.facts(r.facts),
+            member=self.text(r.member), facts=self.facts(r.facts), notes=tuple(self.text(n) or "" for n in r.notes),
             diagnoses=tuple(self.diagnosis(d) for d in r.diagnoses), hits=tuple(self.hit(h) for h in r.hits))
 
 

@@ -135,3 +135,21 @@ def test_a_plain_scan_does_not_import_the_detector(tmp_path):
             "print(sorted(m for m in ('detect_secrets', 'dllogscan.report.redact', 'requests') if m in sys.modules), file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+#: no DataLoader verdict: the result's own note quotes the file an ``[Errno 24]`` names
+NOTE_LOG = ("Loading photos\n"
+            "RuntimeError: unable to open shared memory object </torch_1_2_3> in read-write mode: "
+            "Too many open files (24)\n"
+            "foo: Too many open files: '/home/alice/run/alice.smith@corp.example.com.jpg'\n")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fmt", ["text", "json", "md", "csv"])
+def test_a_note_of_the_result_is_redacted(tmp_path, fmt):
+    log = tmp_path / "job.log"
+    log.write_text(NOTE_LOG)
+    proc = cli("scan", str(log), "--redact", "-f", fmt)
+    no_traceback(proc)
+    out = proc.stdout.decode()
+    assert "opening" in out and "alice" not in out and "corp.example" not in out, out
