@@ -38,14 +38,16 @@ def cell(value: object) -> str:
     """A table cell from input (a node, a day, a signature id): as is when it is plain words,
     else an inline code span with ``|`` escaped, so no cell can hold a live link or mention."""
     text = str(value)
-    if PLAIN_CELL_RE.fullmatch(text) and "//" not in text and "www." not in text.lower():
+    if PLAIN_CELL_RE.fullmatch(text) and not re.search(r"//|www\.|\bGH-\d", text, re.IGNORECASE):
         return text
     return code(text).replace("|", "\\|")
 
 
 #: what makes a word of prose live in markdown: a link or image bracket, an HTML tag, a mention,
-#: emphasis, a table pipe, a backslash escape, a backtick, a URL
-LIVE_WORD_RE = re.compile(r"[\[\]<>@!*_|\\`]|://|www\.", re.IGNORECASE)
+#: emphasis, a table pipe, a backslash escape, a backtick, a URL, and on GitHub an issue reference
+#: (``#12``, ``owner/repo#12``, ``GH-12``: it links, and adds an event to that issue) or an entity
+#: (``&#64;name`` is decoded before mentions are found)
+LIVE_WORD_RE = re.compile(r"[\[\]<>@!*_|\\`#&]|://|www\.|\bGH-\d", re.IGNORECASE)
 
 
 def _code_spans(text: str) -> list[tuple[str, bool]]:
@@ -97,7 +99,7 @@ def _diagnosis(d: Diagnosis, rank: int) -> list[str]:
     if d.fixes:
         out += ["What to do:", ""]
         for f in d.fixes:
-            out.append(f"{f.rank}. **{f.title}** — {f.why}")
+            out.append(f"{f.rank}. **{f.title}** — {prose(f.why)}")  # why may quote input: {exception}
             if f.commands:
                 out += [""] + fence(list(f.commands), "sh", "   ")
             if f.code:

@@ -41,7 +41,7 @@ def live(markdown: str) -> list[str]:
         if fenced:
             continue
         for text in spans(line):
-            found += re.findall(r"@\w+|\]\(|!\[|https?://", text)
+            found += re.findall(r"@\w+|\]\(|!\[|https?://|www\.|#\d|&#?\w+;|\bGH-\d", text, re.IGNORECASE)
     return found
 
 
@@ -59,7 +59,7 @@ def test_code_span_holds_its_text(text):
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("value", ["node07", "2026-11-30", "A / bus-error", "@evil", "[x](http://e)", "www.evil.com",
-                                   "a|b", "`x`"])
+                                   "a|b", "`x`", "GH-12", "#12"])
 def test_table_cells(value):
     out = cell(value)
     assert live(out) == [] and "|" not in out.replace("\\|", "")
@@ -100,6 +100,7 @@ def outside_code(markdown: str) -> str:
     "opening photos/<img/src=x/onerror=alert(1)>[x](http://e.vil)*b*_.jpg (line 2) failed",
     "host @evil said `ok` then ![i](http://e.vil/i.png) and a`b",
     "a stray ` backtick, then `` two `` and www.e.vil",
+    "opening pytorch/pytorch#1.jpg, #77.jpg, GH-5.png and &#64;evil&#x40;x.jpg failed",
 ])
 def test_a_note_quoting_input_has_nothing_live(note):
     from dllogscan.report.markdown import prose
@@ -115,14 +116,24 @@ def test_a_notes_own_commands_and_words_stay_as_written():
     assert prose(note) == note.replace("num_workers=0", "`num_workers=0`")
 
 
+#: (a log whose markdown quotes input, the words that quote it): a note quoting the file an
+#: ``[Errno 24]`` names; a fix's reason filled with the exception a worker caught
+QUOTING = [
+    ("Before training, the script loads the photos into a list\n"
+     "OSError: [Errno 24] Too many open files: 'photos/<img/src=x/onerror=alert(1)>[x](http://e.vil)@evil.jpg'\n",
+     "open-files limit was hit opening"),
+    ("Traceback (most recent call last):\nCaught www.e.vil in DataLoader worker process 0.\n"
+     "RuntimeError: DataLoader worker (pid 1234) exited unexpectedly\n", "The worker raised `www.e.vil`"),
+]
+
+
 @pytest.mark.timeout(60)
-def test_md_of_an_errno_24_naming_a_crafted_file_has_nothing_live(tmp_path):
+@pytest.mark.parametrize("log, quoted", QUOTING)
+def test_md_quoting_crafted_input_has_nothing_live(tmp_path, log, quoted):
     path = tmp_path / "job.log"
-    path.write_text("Before training, the script loads the photos into a list\n"
-                    "OSError: [Errno 24] Too many open files: "
-                    "'photos/<img/src=x/onerror=alert(1)>[x](http://e.vil)@evil.jpg'\n", encoding="utf-8")
+    path.write_text(log, encoding="utf-8")
     proc = cli(str(path), "-f", "md")
     no_traceback(proc)
     text = proc.stdout.decode()
-    assert "open-files limit was hit opening" in text  # the note that quotes the file name
+    assert quoted in text
     assert live(text) == [] and "<img" not in outside_code(text), text
