@@ -73,6 +73,18 @@ def test_later_comment_edits_the_same_reply_and_swaps_the_label(tmp_path):
     assert "updated" in proc.stdout
 
 
+def test_a_persons_comment_holding_the_marker_is_never_edited(tmp_path):
+    """Only a bot's comment that begins with the marker is the reply: a person's comment that holds
+    it (quoting the reply's source, or crafted to) is neither edited nor left out of the thread."""
+    theirs = {"id": 8999, "user": {"login": "mallory", "type": "User"},
+              "body": f"{MARKER}\nmy comment: Killed process 26652 (pt_data_worker)"}
+    comments = json.loads((PAYLOADS / "issue-21-comments.json").read_text())
+    with Recorder(routes() | {("GET", f"{ISSUES}/21/comments"): (200, [theirs, *comments])}) as api:
+        proc = run_action(api, "issue_comment-created-oom.json", "issue_comment", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert api.writes()[0]["path"] == "/repos/acme/vision/issues/comments/9001"
+
+
 #: a threshold above the confidence of the classifier's prose verdict on the "unsure" issue (about
 #: 90 %: calibrated, such verdicts were right about that often)
 UNSURE = {"DLLOGSCAN_MIN_CONFIDENCE": "0.95"}

@@ -7,8 +7,9 @@ Rules:
   comment carrying its own marker or written by a bot is ignored;
 - the thread (title, body, the comments other than its own) goes through the same flattening as
   ``dllogscan paste`` and the normal scan; the reply is the ``--format md`` reply with ``--redact``;
-- at ``min-confidence`` or above it posts one comment holding a hidden marker
-  (``<!-- dllogscan-triage -->``), or edits the comment that already holds it, and sets one label
+- at ``min-confidence`` or above it posts one comment beginning with a hidden marker
+  (``<!-- dllogscan-triage -->``), or edits a bot's comment that already begins with it (never a
+  person's), and sets one label
   ``<label-prefix><class>-<kind>`` (``dataloader: A-shm``), removing its older labels of that prefix;
 - below the threshold it stays silent, or with ``next-check: true`` posts (or edits) the one
   cheapest next check when there is one;
@@ -76,12 +77,19 @@ def _skip_reason(event: str, payload: dict[str, Any]) -> str | None:
     return None
 
 
+def is_ours(comment: dict[str, Any]) -> bool:
+    """Our reply: a bot's comment (``GITHUB_TOKEN`` writes as ``github-actions[bot]``) that begins
+    with the marker. A person's comment that holds the marker (quoting our reply's source, or
+    crafted to) is theirs: never edited, and read with the thread."""
+    return (comment.get("user") or {}).get("type") == "Bot" and (comment.get("body") or "").startswith(MARKER)
+
+
 def thread(issue: dict[str, Any], comments: list[dict[str, Any]]) -> bytes:
     """The issue in ``gh issue view --json title,body,comments`` shape, without our own comment."""
     doc = {"title": issue.get("title") or "", "body": issue.get("body") or "",
            "author": (issue.get("user") or {}).get("login", ""),
            "comments": [{"author": (c.get("user") or {}).get("login", ""), "body": c.get("body") or ""}
-                        for c in comments if MARKER not in (c.get("body") or "")]}
+                        for c in comments if not is_ours(c)]}
     return json.dumps(doc).encode("utf-8")
 
 
@@ -152,7 +160,7 @@ def run(env: Mapping[str, str]) -> str:
     if body is None:
         top = result.diagnoses[0] if result.diagnoses else None
         return f"silent: {f'best guess {top.cls} at {top.confidence:.0%}' if top else 'nothing found'} (threshold {cfg.min_confidence:.0%})"
-    ours = next((c for c in comments if MARKER in (c.get("body") or "")), None)
+    ours = next((c for c in comments if is_ours(c)), None)
     if ours:
         posted = api.request("PATCH", f"/repos/{repo}/issues/comments/{ours['id']}", {"body": body})
     else:
