@@ -9,9 +9,14 @@ Rules (``find``: the spans of ``text`` to hide):
 - its keyword detector in the config-file form (``password=...``, ``api_key: ...``,
   ``WANDB_API_KEY=...``), for values of 4+ characters (an unquoted value is its first word);
 - its high-entropy detectors on quoted strings (base64 above 4.5 bits, hex above 3.0);
-- ours: Hugging Face tokens (``hf_`` + 30 letters or digits), the credential after
-  ``Authorization: Bearer|Token|Basic``, and a lone 40-character hex string (an API key) unless a
-  word just before it says it is a commit, hash or digest.
+- ours: Hugging Face tokens (``hf_`` + 30 letters or digits), GitHub's fine-grained tokens
+  (``github_pat_``), the credential after ``Authorization: Bearer|Token|Basic``, a cookie header's
+  value, a lone 40-character hex string (an API key) unless a word just before it says it is a
+  commit, hash or digest; and the value of a setting whose name ends in a credential word
+  (``GITHUB_TOKEN=...``, ``--password hunter22``, ``--hf-token=...``, a URL's ``?token=`` or
+  ``&sig=``, an ``X-Amz-Signature``), where that value is no placeholder (``<pad>``, ``$TOKEN``,
+  ``***``) and no bare number (``max_token=512``). Where a rule names its ``secret`` group, only
+  that group is hidden.
 """
 from __future__ import annotations
 
@@ -22,12 +27,29 @@ from typing import Iterator
 MIN_GROUP = 8
 MIN_KEYWORD_VALUE = 4
 WORD_TAIL_RE = re.compile(r"[A-Za-z0-9_-]*")
+#: a setting's name that ends in a credential word (``GITHUB_TOKEN``, ``db-password``, ``api_key``)
+CREDENTIAL_NAME = (r"(?:[a-z0-9]+[_-])*(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|access[_-]?key|"
+                   r"secret[_-]?key|private[_-]?key|credentials?)")
+#: its value: an option's (``--x value``, ``--x=value``), an assignment's or a mapping's
+#: (``X=value``, ``"x": "value"``, ``x: value``)
+SETTING_RE = re.compile(rf"(?i)(?<![\w-])(?:--?{CREDENTIAL_NAME}(?:\s*=\s*|\s+)|{CREDENTIAL_NAME}[\"']?\s*[=:]\s*)"
+                        r"[\"']?(?P<secret>[^\s\"'&,;]{4,})")
 OWN_RULES = (
     re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
     re.compile(r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=-]{8,})"),
     re.compile(r"(?i)\b(?:bearer)\s+([A-Za-z0-9._~+/-]{20,}=*)"),
+    re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,}"),
+    re.compile(r"(?i)\b(?:set-)?cookie:\s*(?P<secret>\S[^\r\n]{3,})"),
+    SETTING_RE,
+    # a URL's query (``?token=...``, ``&sig=...``, ``X-Amz-Signature=...``)
+    re.compile(r"(?i)[?&](?:[a-z0-9_-]*(?:token|signature|sig|key|secret|password|credential))="
+               r"(?P<secret>[^&\s#\"'<]{4,})"),
     re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{40}(?![0-9A-Za-z])"),
 )
+#: a credential-named setting's value that is none: a placeholder (``<pad>``, ``$TOKEN``, ``***``,
+#: ``[PAD]``), a word for nothing, a bare number (``max_token=512``), code (``tokenizer.eos_token``,
+#: ``os.environ["HF_TOKEN"]``)
+NOT_A_VALUE_RE = re.compile(r"(?i)[<$%*{\[(-].*|none|null|true|false|\d+|[a-z_]\w*(?:\.[a-z_]\w*)+|.*[(\[].*")
 NOT_A_KEY_RE = re.compile(r"(?i)(?:commit|sha1?|hash|digest|revision|rev|git[ _]version|checksum|object)\W{0,12}$")
 
 
@@ -84,7 +106,9 @@ def find(text: str) -> list[tuple[int, int]]:
         for m in regex.finditer(text):
             if regex is OWN_RULES[-1] and NOT_A_KEY_RE.search(text, 0, m.start()):
                 continue
-            spans.append(_span(m, text))
+            if regex is SETTING_RE and NOT_A_VALUE_RE.fullmatch(m["secret"]):
+                continue
+            spans.append(m.span("secret") if "secret" in regex.groupindex else _span(m, text))
     for value in set(_values(text)):
         spans += [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w+/]){re.escape(value)}(?![\w+/])", text)]
     merged: list[tuple[int, int]] = []

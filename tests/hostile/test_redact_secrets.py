@@ -35,6 +35,16 @@ CASES = [
     ("user=carol opened a session", "carol", "opened a session"),
     ("SLURM_ARRAY_JOB_ID=98765", "98765", "SLURM_ARRAY_JOB_ID="),
     ("git clone git@internal-git:team/repo.git", "internal-git", "git@"),
+    ("python train.py --password hunter22 --lr 0.1", "hunter22", "--password"),
+    ("python train.py --api-key 0a1b2c3d4e5f6a7b8c9d --hf-token=abcd1234", "0a1b2c3d4e5f6a7b8c9d", "--api-key"),
+    ("x.py --hf-token=abcd1234efgh", "abcd1234efgh", "--hf-token="),
+    ("GITHUB_TOKEN=github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG", "GITHUB_TOKEN="),
+    ("SLACK_BOT_TOKEN=plainvalue99 WANDB_SECRET: s3cr3tv4lue", "plainvalue99", "SLACK_BOT_TOKEN="),
+    ('{"api_token": "abcd1234efgh"}', "abcd1234efgh", '"api_token": "'),
+    ("GET https://s3.example.org/b/o?X-Amz-Signature=abcdef0123456789&X-Amz-Date=1", "abcdef0123456789", "X-Amz-Date=1"),
+    ("download https://data.example.org/set.tar?token=Zx81qLm2 failed", "Zx81qLm2", "failed"),
+    ("blob https://acct.blob.core.windows.net/c/f?sv=2020-08-04&sig=AbC%2BdEf%3D", "AbC%2BdEf", "sv=2020-08-04"),
+    ("Cookie: session=8f14e45fceea167a5a36dedd4bea2543abc", "8f14e45fceea167a5", "Cookie:"),
 ]
 #: lines that must come out unchanged
 KEPT = [
@@ -44,6 +54,12 @@ KEPT = [
     "see https://pytorch.org/docs/stable/data.html and torch.utils.data.dataloader",
     "loader = DataLoader(ds, batch_size=64, num_workers=8, prefetch_factor=2)",
     "model.ckpt.pt saved; tokenizer=bert max_tokens=512",
+    # credential-named settings whose value is none: code, placeholders, numbers, prose
+    "tokenizer.pad_token = tokenizer.eos_token",
+    '    token = os.environ["HF_TOKEN"]',
+    "eos_token: </s> pad_token='[PAD]' max_token=512 --token-budget 5",
+    "password: ******** --password $DB_PASS export HF_TOKEN=${HF_TOKEN}",
+    "get_token(): token expired; the secret is out",
 ]
 
 
