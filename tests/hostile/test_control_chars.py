@@ -14,10 +14,11 @@ from dllogscan.normalize.lines import clean, printable_line
 from dllogscan.core.printable import escape
 from tests.hostile.clirun import cli, no_traceback
 
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                    "\u00ad\u200b-\u200d\u2028\u2029\u2060-\u2064\ufeff\U000e0000-\U000e007f]")
 LINE = ("RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error. "
         "\u009b31m csi \u009d0;title\u0007 osc \u202eevil\u202c \u2066iso\u2069 \x1b[2J")
-NAME = "job\x1b]0;pwned\x07\u202egol.log"
+NAME = "job\x1b]0;pwned\x07\u202egol\u200b.log"  # \u200b: job.log and job\u200b.log would look alike
 
 
 @pytest.mark.timeout(10)
@@ -32,7 +33,8 @@ def test_log_text_loses_them():
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("name, shown", [("a\x1b[31mb", "a\\x1b[31mb"), ("x\u202ey", "x\\u202ey"),
-                                         ("bad\udcff.log", "bad\\xff.log"), ("c\u009bd", "c\\x9bd"), ("ok.log", "ok.log")])
+                                         ("bad\udcff.log", "bad\\xff.log"), ("c\u009bd", "c\\x9bd"), ("ok.log", "ok.log"),
+                                         ("a\u200bb\u2028c", "a\\u200bb\\u2028c"), ("t\U000e0041", "t\\U000e0041")])
 def test_names_are_escaped(name, shown):
     assert escape(name) == shown
 
@@ -53,7 +55,7 @@ def test_every_format(hostile, fmt):
     assert proc.returncode == 1 and "bus-error" in out
     if fmt in ("json", "jsonl"):
         doc = json.loads(out.splitlines()[0] if fmt == "jsonl" else out)
-        assert doc["source"].endswith("job\\x1b]0;pwned\\x07\\u202egol.log")
+        assert doc["source"].endswith("job\\x1b]0;pwned\\x07\\u202egol\\u200b.log")
         out = json.dumps(doc, ensure_ascii=False)
     assert not UNSAFE.search(out.replace("\n", "").replace("\t", "")), repr(out)
 
