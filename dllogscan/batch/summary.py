@@ -60,6 +60,7 @@ def _csv(table: Any) -> str:
 
     safe = table.map(csv_cell)
     safe.index = safe.index.map(csv_cell)
+    safe.columns = safe.columns.map(csv_cell)  # a crosstab's columns are the results file's classes
     return safe.to_csv(index=_labelled(table))
 
 

@@ -2,8 +2,9 @@
 
 CSV cells are made safe to open in a spreadsheet (OWASP, "CSV Injection"): a text cell of two or
 more characters that starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a newline (which a
-spreadsheet may run as a formula) gets a leading ``'``; so does one that starts with ``'``, so
-that ``csv_value`` can take exactly that quote off again when results are read back. A carriage
+spreadsheet may run as a formula), after any blanks (an importer that trims spaces, or a user,
+would leave ``=`` first), gets a leading ``'``; so does one that starts with ``'``, so that
+``csv_value`` can take exactly that quote off again when results are read back. A carriage
 return inside a cell is written as a newline: with ``\n`` line ends Python's csv module would
 leave a lone ``\r`` unquoted and break the row.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any, Sequence
 
 from ..core.models import ScanResult
@@ -20,6 +22,9 @@ COLUMNS = ["source", "member", "class", "subclass", "confidence", "title", "coun
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "'")
+#: a cell a spreadsheet may run: one of ``FORMULA_START`` first, after any blanks (Unicode spaces,
+#: zero-width space, byte-order mark)
+FORMULA_RE = re.compile(f"[\\s\u200b\ufeff]*[{re.escape(''.join(FORMULA_START))}]")
 
 
 def csv_cell(value: Any) -> Any:
@@ -28,7 +33,7 @@ def csv_cell(value: Any) -> Any:
         return value
     if "\r" in value:
         value = value.replace("\r\n", "\n").replace("\r", "\n")
-    return "'" + value if len(value) > 1 and value.startswith(FORMULA_START) else value
+    return "'" + value if len(value) > 1 and FORMULA_RE.match(value) else value
 
 
 def csv_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +42,7 @@ def csv_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def csv_value(cell: str) -> str:
     """The value ``csv_cell`` wrote as ``cell`` (its guard quote taken off)."""
-    if len(cell) > 2 and cell[0] == "'" and cell[1:].startswith(FORMULA_START):
+    if len(cell) > 2 and cell[0] == "'" and FORMULA_RE.match(cell, 1):
         return cell[1:]
     return cell
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -13,11 +14,12 @@ from dllogscan.report.table import csv_cell, csv_value
 from tests.hostile.clirun import cli, no_traceback
 
 BUS = "RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error."
-FORMULAS = ['=HYPERLINK("http://evil","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\t=1", "\n=1", "'=1"]
+FORMULAS = ['=HYPERLINK("http://evil","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\t=1", "\n=1", "'=1",
+            " =1+1", "\u00a0@SUM(1)", "\u200b-2+3"]  # blanks first: an importer or a user may trim them
 
 
 def formula_like(cell: str) -> bool:
-    return len(cell) > 1 and cell[0] in "=+-@\t\r\n"
+    return len(cell) > 1 and re.match(r"[\s\u200b\ufeff]*[=+\-@\t\r\n]", cell) is not None
 
 
 @pytest.mark.timeout(10)
@@ -39,6 +41,7 @@ def logs(tmp_path):
     folder.mkdir()
     (folder / "=cmd.log").write_text(f"{FORMULAS[0]} {BUS}\nSLURMD_NODENAME=@node\n")
     (folder / "-x.log").write_text(f"{BUS}\n")
+    (folder / " =HYPERLINK(1).log").write_text(f"{BUS}\n")
     return folder
 
 
@@ -54,6 +57,8 @@ def test_scan_csv(logs):
     out = cells(proc.stdout.decode())
     assert "'=cmd.log" in out and "'" + FORMULAS[0] + " " + BUS in out
     assert not any(formula_like(c) for c in out)
+    spaced = cells(cli(" =HYPERLINK(1).log", "-f", "csv", cwd=str(logs)).stdout.decode())
+    assert "' =HYPERLINK(1).log" in spaced and not any(formula_like(c) for c in spaced)
 
 
 @pytest.mark.timeout(60)
@@ -63,8 +68,20 @@ def test_batch_csv_and_summary(logs, tmp_path):
     no_traceback(proc)
     assert not any(formula_like(c) for c in cells(out.read_text()))
     df = read_results(out)
-    assert sorted(df["source"]) == ["./-x.log", "./=cmd.log"]
+    assert sorted(df["source"]) == ["./ =HYPERLINK(1).log", "./-x.log", "./=cmd.log"]
     assert f"{FORMULAS[0]} {BUS}" in set(df["evidence_text"])
     summary = cli("summary", str(out), "-f", "csv")
     no_traceback(summary)
     assert not any(formula_like(c) for c in cells(summary.stdout.decode()))
+
+
+@pytest.mark.timeout(30)
+def test_summary_csv_of_a_crafted_results_file():
+    """A crosstab's columns are the results file's classes: header cells are neutralised too."""
+    pd = pytest.importorskip("pandas")
+    from dllogscan.batch.summary import render, summaries
+
+    df = pd.DataFrame([{"status": "ok", "class": "=HYPERLINK(1)", "subclass": None, "node": "@n1", "job": None,
+                        "signatures": "", "first_failure_time": None, "last_time": None, "first_time": None}])
+    out = cells(render(summaries(df), "csv"))
+    assert "'=HYPERLINK(1)" in out and not any(formula_like(c) for c in out)
