@@ -89,14 +89,13 @@ def test_paste_diagnose_shows_class_fixes_and_copy_buttons(page):
 def test_a_text_with_only_a_lead_shows_its_note_not_a_clean_bill(page):
     page.fill("#paste", "RuntimeError: Pin memory thread exited unexpectedly\n")
     page.click("#diagnose")
-    page.wait_for_function("document.querySelector('#verdict').textContent.includes('see the notes')",
-                           timeout=20_000)
+    page.locator("#verdict", has_text="see the notes").wait_for(timeout=20_000)  # no string eval: the page's CSP
     assert page.locator(".diagnosis").count() == 0
     note = page.locator("#notes .note")
     assert note.count() == 1 and "pin-memory thread" in note.inner_text() and "Exception in thread" in note.inner_text()
     page.fill("#paste", LOG)  # a diagnosis after it: the old note goes
     page.click("#diagnose")
-    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Class A')", timeout=20_000)
+    page.locator("#verdict", has_text="Class A").wait_for(timeout=20_000)
     assert page.locator("#notes").is_hidden() and page.locator("#notes .note").count() == 0
 
 

@@ -10,7 +10,10 @@ page can even read the answer. So, before the app sees a request:
   itself: a browser's ``Sec-Fetch-Site`` must be ``same-origin`` or ``none``, and its ``Origin``,
   when sent, must be this server (else 403);
 - at most ``max_concurrent`` API requests run at once; one more is told 503 with ``Retry-After``
-  before its body is read, so memory stays near ``max_concurrent`` bodies.
+  before its body is read, so memory stays near ``max_concurrent`` bodies;
+- every response says what the page may do (``SECURITY_HEADERS``): load and talk to this server
+  only, never be framed by another page (a framing page could dress the page up and have the user
+  drop a log on it or click its buttons), no content sniffing, no referrer.
 
 The JSON API also requires ``Content-Type: application/json`` (in ``app.py``): a cross-site form
 can only send the three CORS-safelisted types without asking first.
@@ -31,6 +34,11 @@ WILDCARD_BINDS = ("", "0.0.0.0", "::")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SAME_SITE = ("same-origin", "none")
 DEFAULT_MAX_CONCURRENT = 4
+SECURITY_HEADERS = (
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+                                 b"form-action 'none'; object-src 'none'"),
+    (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+)
 
 
 def host_name(value: str) -> str:
@@ -70,6 +78,15 @@ async def _refuse(send: Send, status: int, error: str, extra: tuple[tuple[bytes,
     await send({"type": "http.response.body", "body": body})
 
 
+def _with_headers(send: Send) -> Send:
+    """``send`` adding ``SECURITY_HEADERS`` to the start of every response."""
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+        await send(message)
+    return sending
+
+
 class Guard:
     """The checks above, as pure ASGI (nothing is buffered; a refused body is never read)."""
 
@@ -101,6 +118,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_headers(send)
         refused = self.refusal(scope)
         if refused:
             await _refuse(send, *refused)

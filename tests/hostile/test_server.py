@@ -127,6 +127,17 @@ def test_same_origin_posts_accepted(client):
     assert r.status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/api/classes"])
+def test_no_page_may_frame_it_or_load_elsewhere(client, path):
+    """A page that frames the triage page could dress it up and have the user drop a log on it."""
+    r = client.get(path)
+    policy = r.headers.get("content-security-policy", "")
+    assert r.status_code == 200 and "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+    assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff"
+    refused = client.get(path, headers={"Host": "evil.example"})
+    assert refused.status_code == 400 and "frame-ancestors 'none'" in refused.headers["content-security-policy"]
+
+
 @pytest.mark.parametrize("ctype", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
 def test_simple_content_types_refused(client, ctype):
     headers = {"Content-Type": ctype} if ctype else {}
