@@ -5,7 +5,8 @@ addresses by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``, ``
 
 Credentials come first and come from detect-secrets (``credentials.py``). The identifiers are our
 own rules, applied in this order: e-mail; ``user@host:`` prompts and ``git@host:`` remotes; users
-in home, ``/scratch/<u>`` and ``/lustre/.../{home,users,scratch,work}/<u>`` paths and after
+in home, ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and other file systems'
+``/.../users/<u>`` (``/nfs/users/<u>``, ``/data/users/<u>``) paths and after
 ``user=`` / ``USER=`` / ``SLURM_JOB_USER=``; IPv4/IPv6 (not loopback); job ids after a job label
 (``SLURM_JOB_ID=``, ``SLURM_ARRAY_JOB_ID=``, ``job 123``, ``slurm-123.out``); hosts in syslog
 lines, after ``SLURMD_NODENAME=`` / ``SLURM_NODELIST=`` / ``hostname:`` (any name) or after a host
@@ -23,7 +24,8 @@ from ..core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
 
 EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 HOME_RE = re.compile(r"(?P<pre>/home/|/Users/|/export/home/|/scratch/|[A-Za-z]:\\Users\\|~|"
-                     r"/lustre/(?:[^/\s]+/){0,4}?(?:home|users?|scratch|work)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
+                     r"/lustre/(?:[^/\s]+/){0,4}?(?:home|users?|scratch|work)/|"
+                     r"/(?:[A-Za-z0-9_.-]+/){1,4}?(?:home|users?)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
 USER_LABEL_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:user(?:name)?|USER|LOGNAME|SLURM_JOB_USER)\s*[=:]\s*)"
                            r"(?P<user>[A-Za-z_][A-Za-z0-9._-]{0,31})\b")
 PROMPT_RE = re.compile(r"(?<![\w.@-])(?P<user>[a-z_][a-z0-9_-]{0,31})@(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})"

@@ -32,6 +32,8 @@ CASES = [
     ("hostname: trainbox", "trainbox", "hostname:"),
     ("open /scratch/alice/run1/data.h5", "alice", "/scratch/"),
     ("ckpt at /lustre/fs1/users/bob/ckpt", "bob", "/lustre/fs1/users/"),
+    ("read /nfs/users/alice/data/train.h5", "alice", "/nfs/users/"),
+    ("ckpt /gpfs/fs2/home/bob7/ckpt.pt", "bob7", "/gpfs/fs2/home/"),
     ("user=carol opened a session", "carol", "opened a session"),
     ("SLURM_ARRAY_JOB_ID=98765", "98765", "SLURM_ARRAY_JOB_ID="),
     ("git clone git@internal-git:team/repo.git", "internal-git", "git@"),
@@ -54,6 +56,7 @@ KEPT = [
     "see https://pytorch.org/docs/stable/data.html and torch.utils.data.dataloader",
     "loader = DataLoader(ds, batch_size=64, num_workers=8, prefetch_factor=2)",
     "model.ckpt.pt saved; tokenizer=bert max_tokens=512",
+    "read /data/users.csv and /srv/homes/shared/x.txt",
     # credential-named settings whose value is none: code, placeholders, numbers, prose
     "tokenizer.pad_token = tokenizer.eos_token",
     '    token = os.environ["HF_TOKEN"]',
