@@ -171,3 +171,18 @@ def test_the_readme_shows_the_comment_it_posts(tmp_path):
         proc = run_action(api, str(EXAMPLE), "issues", tmp_path)
     assert proc.stdout.strip() in readme
     assert api.writes()[0]["body"]["body"].startswith(shown)
+
+
+@pytest.mark.parametrize("lines", [900, 901, 902, 903, 5000])
+def test_a_cut_reply_closes_the_fence_it_falls_in_and_stays_under_the_limit(lines):
+    """Before: the body was cut at MAX_BODY characters wherever that fell, often inside the quoted
+    evidence's ``` block, whose fence then swallowed the note (and the total was over MAX_BODY)."""
+    from dllogscan.core.models import Diagnosis, Evidence, ScanResult
+    from dllogscan.integrations.github_action import MAX_BODY, Settings, reply
+
+    evidence = tuple(Evidence(i, f"RuntimeError: DataLoader worker (pid {i}) is killed by signal") for i in range(lines))
+    result = ScanResult("issue #1", (Diagnosis("B", "killed", "Worker killed", 0.99, evidence),))
+    body, _ = reply(result, Settings())
+    assert "_(cut: run `dllogscan paste -f md`" in body.splitlines()[-1]
+    fences = [ln for ln in body.splitlines() if re.fullmatch(r"[> ]*```\w*", ln)]
+    assert len(body) <= MAX_BODY and len(fences) % 2 == 0 and fences[-1] == "> ```"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -34,7 +35,10 @@ from ..core.models import ScanResult
 from .github_api import Api, GitHubError
 
 MARKER = "<!-- dllogscan-triage -->"
-MAX_BODY = 60_000
+MAX_BODY = 60_000  # characters of the whole comment (GitHub takes 65,536)
+CUT_NOTE = "\n_(cut: run `dllogscan paste -f md` on the thread for the rest)_\n"
+#: a code fence line as ``report.markdown.fence`` writes it: a quote or indent, backticks, a language
+FENCE_RE = re.compile(r"([> ]*)(`{3,})(.*)")
 EVENTS = {"issues": "opened", "issue_comment": "created"}
 
 
@@ -101,15 +105,40 @@ def diagnose(data: bytes, number: int) -> ScanResult:
     return redact_results([diagnose_bytes(data, name=f"issue #{number}")])[0]
 
 
+def open_fence(text: str) -> str | None:
+    """The line that closes the code block still open at the end of ``text``; None when none is."""
+    closing = None
+    for line in text.splitlines():
+        m = FENCE_RE.fullmatch(line)
+        if m and closing is None:
+            closing = m.group(1) + m.group(2)
+        elif m and closing is not None and line.rstrip().startswith(closing) and not m.group(3).strip():
+            closing = None
+    return closing
+
+
+def cut(body: str, limit: int) -> str:
+    """``body`` in at most ``limit`` characters: cut at a line's end, a code block it falls in
+    closed (an open fence would swallow the rest of the comment), ``CUT_NOTE`` after."""
+    if len(body) <= limit:
+        return body
+    kept = body[:limit]
+    while True:
+        kept = kept[:kept.rfind("\n") + 1]
+        closing = open_fence(kept)
+        out = kept + (f"{closing}\n" if closing else "") + CUT_NOTE
+        if len(out) <= limit or not kept:
+            return out
+        kept = kept[:-1]
+
+
 def reply(result: ScanResult, cfg: Settings) -> tuple[str | None, str | None]:
     """``(comment body, label)``; ``(None, None)`` for silence."""
     from ..report import render
 
     top = result.diagnoses[0] if result.diagnoses else None
     if top is not None and top.confidence >= cfg.min_confidence:
-        body = render([result], "md")
-        if len(body) > MAX_BODY:
-            body = body[:MAX_BODY] + "\n\n_(cut: run `dllogscan paste -f md` on the thread for the rest)_\n"
+        body = cut(render([result], "md"), MAX_BODY - len(MARKER) - 1)
         return f"{MARKER}\n{body}", label_for(result, cfg.label_prefix)
     if top is not None and cfg.next_check:
         from ..advise.next_check import next_check
