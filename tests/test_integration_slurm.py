@@ -12,7 +12,7 @@ import pytest
 
 from dllogscan.integrations.epilog import comment_text
 from dllogscan.integrations.slurm_job import (JOB_ID_RE, Job, expand_hostlist, parse_sacct, parse_scontrol,
-                                              SACCT_FIELDS)
+                                              SACCT_FIELDS, scontrol_keys)
 from dllogscan.core.models import Diagnosis, ScanResult
 from tests.cluster_fakes import EXAMPLES, JOB_UID, fakes
 from tests.conftest import FIXTURES
@@ -258,3 +258,22 @@ def test_a_job_argument_that_is_no_job_id_is_a_usage_error_before_scontrol_runs(
     assert f.calls() == []
     for job in ("4242", "4242_7", "4242+1"):
         assert JOB_ID_RE.fullmatch(job)
+
+
+@pytest.mark.parametrize("out, err", [
+    ("/scratch/my runs/slurm-123.out", "/scratch/my runs/slurm-123.err"),
+    ("/scratch/exp lr=0.1/slurm-123.out", "/scratch/exp lr=0.1 Seed=3/slurm-123.err"),
+])
+def test_scontrol_values_with_spaces_keep_them(out, err):
+    """Before: a path holding a space followed by ``word=`` (a folder named ``exp lr=0.1``) was cut
+    there, the rest taken for a field of its own, and the job's log was looked for in ``/scratch/exp``."""
+    line = (f"JobId=123 JobName=my run UserId=alice(1000) JobState=FAILED WorkDir=/scratch/exp lr=0.1 "
+            f"Command=/scratch/train.sh epochs=3 StdErr={err} StdIn=/dev/null StdOut={out} TresPerNode=gres/gpu:1 "
+            "NewKey2031=x")
+    fields = parse_scontrol(line, "123") or {}
+    assert fields["StdErr"] == err and fields["StdOut"] == out and fields["JobName"] == "my run"
+    assert fields["WorkDir"] == "/scratch/exp lr=0.1" and fields["Command"] == "/scratch/train.sh epochs=3"
+    assert fields["TresPerNode"] == "gres/gpu:1" and fields["NewKey2031"] == "x"  # a key it does not know
+    assert Job("123", fields, "scontrol").output_paths() == [out, err]
+    known, free = scontrol_keys()
+    assert free <= known and "StdErr" in free

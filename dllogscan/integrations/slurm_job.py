@@ -3,7 +3,8 @@
 
 ``scontrol show job -o JOBID`` prints one line of ``Key=Value`` pairs per job (``JobState=``,
 ``ExitCode=``, ``NodeList=``, ``StartTime=``, ``EndTime=``, ``StdOut=``, ``StdErr=``,
-``WorkDir=``, ``AdminComment=``); ``sacct -j JOBID -X -n -P --format=...`` prints the same fields
+``WorkDir=``, ``AdminComment=``), a value as it is, spaces included: the line is split only where a
+field begins (``data/scontrol.toml``); ``sacct -j JOBID -X -n -P --format=...`` prints the same fields
 separated by ``|``. Slurm older than 23.02 has no ``StdOut``/``StdErr`` field in ``sacct``: then
 the default ``slurm-%j.out`` in the job's working directory is assumed.
 """
@@ -13,9 +14,11 @@ import re
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from ..core.errors import UsageError
+from ..core.paths import DATA_DIR, data_document
 from ..core.printable import escape
 from .tools import ToolError, run_tool
 
@@ -24,7 +27,8 @@ SACCT_FIELDS = ("JobID", "JobName", "User", "State", "ExitCode", "NodeList", "St
 SACCT_TO_SCONTROL = {"JobID": "JobId", "JobName": "JobName", "User": "UserId", "State": "JobState",
                      "ExitCode": "ExitCode", "NodeList": "NodeList", "Start": "StartTime", "End": "EndTime",
                      "WorkDir": "WorkDir", "StdOut": "StdOut", "StdErr": "StdErr"}
-PAIR_SPLIT_RE = re.compile(r"\s+(?=[A-Za-z][\w:/]*=)")
+#: a space before what may be a field (``Key=``), the key in group 1
+PAIR_START_RE = re.compile(r"\s+(?=([A-Za-z][\w:/]*)=)")
 PATTERN_RE = re.compile(r"%(\d*)([%AajxuNnst])")
 HOSTLIST_RE = re.compile(r"([^,\[]+)(?:\[([^\]]+)\])?(?:,|$)")
 UNKNOWN = ("", "Unknown", "None", "(null)")
@@ -104,14 +108,36 @@ def expand_hostlist(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def scontrol_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """(the fields scontrol prints for a job, those whose value a user wrote), ``data/scontrol.toml``."""
+    doc = data_document(DATA_DIR / "scontrol.toml")
+    return frozenset(doc["keys"]), frozenset(doc["free_text"])
+
+
+def scontrol_pairs(line: str) -> dict[str, str]:
+    """One line's ``Key=Value`` pairs. A value goes on over spaces until a known field begins, or
+    an unknown capitalised ``Key=`` where the value is not one a user wrote (a path, a name)."""
+    known, free = scontrol_keys()
+    line = line.strip()
+    pieces, start = [], 0
+    for m in PAIR_START_RE.finditer(line):
+        current = line[start:m.start()].partition("=")[0]
+        if m.group(1) in known or (m.group(1)[0].isupper() and current not in free):
+            pieces.append(line[start:m.start()])
+            start = m.end()
+    pieces.append(line[start:])
+    return dict(p.partition("=")[::2] for p in pieces)
+
+
 def parse_scontrol(text: str, job_id: str) -> dict[str, str] | None:
     """The ``Key=Value`` pairs of the line for ``job_id`` (the first line for an array's master)."""
     lines = [line for line in text.splitlines() if line.strip().startswith("JobId=")]
     for line in lines:
-        fields = dict(p.partition("=")[::2] for p in PAIR_SPLIT_RE.split(line.strip()))
+        fields = scontrol_pairs(line)
         if fields.get("JobId") == job_id or f"{fields.get('ArrayJobId')}_{fields.get('ArrayTaskId')}" == job_id:
             return fields
-    return dict(p.partition("=")[::2] for p in PAIR_SPLIT_RE.split(lines[0].strip())) if lines else None
+    return scontrol_pairs(lines[0]) if lines else None
 
 
 def parse_sacct(text: str, names: tuple[str, ...]) -> dict[str, str] | None:
