@@ -201,7 +201,8 @@ def test_root_epilog_does_not_append_through_a_link_the_job_left(tmp_path):
     victim.write_text("export A=1\n")
     log, err = _epilog_target(tmp_path, lambda p: p.symlink_to(victim))
     assert victim.read_text() == "export A=1\n"
-    assert log == f"dllogscan epilog: job 4242: not appending to {err}: a symbolic link\n"
+    assert log == (f"dllogscan epilog: job 4242: not read: {err}: a symbolic link\n"  # nor read, as root
+                   f"dllogscan epilog: job 4242: not appending to {err}: a symbolic link\n")
 
 
 def test_epilog_does_not_block_on_a_fifo_named_as_the_stderr_file(tmp_path):
@@ -235,8 +236,8 @@ def test_root_epilog_appends_only_to_a_file_of_the_jobs_user(tmp_path):
         os.chown(p, JOB_UID + 1, JOB_UID + 1)
     log, err = _epilog_target(tmp_path, foreign)
     assert err.read_text() == "someone else's\n"
-    assert log == (f"dllogscan epilog: job 4242: not appending to {err}: owned by uid {JOB_UID + 1}, "
-                   f"not the job's user (uid {JOB_UID})\n")
+    why = f"owned by uid {JOB_UID + 1}, not the job's user (uid {JOB_UID})"
+    assert log == f"dllogscan epilog: job 4242: not read: {err}: {why}\ndllogscan epilog: job 4242: not appending to {err}: {why}\n"
 
 
 def test_a_huge_node_range_is_counted_out_only_to_the_cap():
@@ -277,3 +278,30 @@ def test_scontrol_values_with_spaces_keep_them(out, err):
     assert Job("123", fields, "scontrol").output_paths() == [out, err]
     known, free = scontrol_keys()
     assert free <= known and "StdErr" in free
+
+
+SECRET = "RuntimeError: DataLoader worker (pid 31337) is killed by signal: Bus error. root-only-secret\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the owner check applies to root")
+@pytest.mark.parametrize("kind", ["link", "foreign"])
+def test_root_epilog_reads_only_the_jobs_users_own_output_files(tmp_path, kind):
+    """Before: the epilog (root) read whatever the job named as its stdout, a link to a root-only
+    file or another user's file included, and quoted its DataLoader lines back into the job's
+    stderr file."""
+    f = fakes(tmp_path, "slurm-oom-job", SLURMD_NODENAME="gpu07", SLURM_JOB_ID="4242")
+    out, err = f.workdir / "slurm-4242.out", f.workdir / "slurm-4242.err"
+    secret = tmp_path / "secret.log"
+    secret.write_text(SECRET)
+    os.chmod(secret, 0o600)
+    out.unlink()
+    if kind == "link":
+        out.symlink_to(secret)
+    else:
+        out.write_text(SECRET)
+        os.chown(out, JOB_UID + 1, JOB_UID + 1)
+    proc = f.run("slurm", "--epilog", "--write", "stderr", "--budget", "60")
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert "31337" not in err.read_text() and "==== dllogscan:" in err.read_text()  # its own stderr still read
+    why = "a symbolic link" if kind == "link" else f"owned by uid {JOB_UID + 1}, not the job's user (uid {JOB_UID})"
+    assert proc.stderr == f"dllogscan epilog: job 4242: not read: {out}: {why}\n"

@@ -10,6 +10,8 @@ Rules:
 - only a diagnosis is written, and only on the job's batch host (``BatchHost``; each node of a
   multi-node job runs the epilog): ``stderr`` appends a short verdict block to the job's stderr file
   (a regular file, not through a link; as root, only one the job's user owns: ``append.py``);
+- as root it reads the job's stdout and stderr on the same terms (a link, a device or another
+  user's file is not read: the verdict block would quote it back to the job's user);
   ``admin-comment`` runs ``scontrol update job=JOBID AdminComment=...`` keeping any comment another
   tool put there (``... | dllogscan: ...``; a previous dllogscan part is replaced). Setting
   AdminComment needs an operator (the root ``Epilog`` is one; a ``TaskEpilog`` is not).
@@ -98,7 +100,8 @@ def _write(job: Job, result: ScanResult, writes: Sequence[str], deadline: float)
 
 def _work(job_id: str, writes: Sequence[str], config: Config, kernel: str, deadline: float) -> None:
     try:
-        job, result = diagnose_job(job_id, config, kernel, timeout=max(deadline - time.monotonic(), 1.0))
+        job, result = diagnose_job(job_id, config, kernel, timeout=max(deadline - time.monotonic(), 1.0),
+                                   as_user=os.geteuid() == 0)
         if result.error:
             log(f"job {job_id}: {result.error}")
         batch_host = job.get("BatchHost")

@@ -25,9 +25,11 @@ from ..sources import streams as sources
 from ..advise.fixes import advise
 from ..batch.crossfile import CrossFile, pending
 from ..batch.worker import Config, Record, database, scan_stream
+from ..core.errors import SourceError
 from ..core.models import Diagnosis, ScanResult
 from ..core.printable import escape
 from ..core.utf8 import to_utf8
+from .append import open_checked
 
 LOG, CONTEXT = "log", "context"
 #: cluster facts that also go into each diagnosis (fix templates use ``{job_id}`` and ``{node}``)
@@ -55,6 +57,22 @@ def file_part(path: str, max_bytes: int | None = None) -> Part:
     if not regular:
         return missing_part(path, f"not read: {escape(path)} is not a regular file")
     return Part(path, sources.from_path(path, limit=max_bytes).open)
+
+
+def owned_file_part(path: str, owner: int | None, max_bytes: int | None = None) -> Part:
+    """A log file the job named, read as root reads it (``append.open_checked``): only an existing
+    regular file of the job's user ``owner``, reached through no link; else not read, saying why."""
+    fd, why = open_checked(path, os.O_RDONLY, owner)
+    if fd is None:
+        return missing_part(path, f"not read: {escape(path)}: {why}")
+    os.close(fd)
+
+    def raw() -> BinaryIO:
+        fd, why = open_checked(path, os.O_RDONLY, owner)  # again: it may have changed since
+        if fd is None:
+            raise SourceError(f"{escape(path)}: not read: {why}")
+        return os.fdopen(fd, "rb", buffering=0)
+    return Part(path, sources.from_stream(raw, escape(path), max_bytes).open)
 
 
 def text_part(name: str, text: str, role: str = CONTEXT) -> Part:

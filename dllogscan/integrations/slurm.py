@@ -4,6 +4,7 @@ joined as the batch joins cross-file evidence.
 Rules:
 - the job comes from ``scontrol show job -o`` or, once slurmctld has forgotten it, ``sacct``
   (``slurm_job.py``); its ``StdOut``/``StdErr`` paths are read where this host can read them;
+- the root epilog reads only the job's user's regular files, through no link (``append.py``);
 - the kernel log is read only on a node that ran the job (``SLURMD_NODENAME``, or this host's
   short name in the job's node list): ``journalctl -k --since START --until END+5min``, else
   ``dmesg -T`` cut to the same window; an unreadable kernel log is a fact, not an error;
@@ -22,6 +23,7 @@ from ..batch.clock import Clock, on_one_clock, parsed
 from ..batch.worker import Config
 from ..core.models import ScanResult
 from . import join
+from .append import user_uid
 from .slurm_job import Job, find_job
 from .tools import ToolError, run_tool
 
@@ -92,13 +94,16 @@ def job_facts(job: Job, paths: list[str], kernel: join.Part) -> dict[str, str]:
 
 
 def diagnose_job(job_id: str, config: Config | None = None, kernel: str = "auto", timeout: float = 30.0,
-                 max_bytes: int | None = None, job: Job | None = None) -> tuple[Job, ScanResult]:
-    """Find the job, read its logs and kernel log, and join them into one result."""
+                 max_bytes: int | None = None, job: Job | None = None, as_user: bool = False) -> tuple[Job, ScanResult]:
+    """Find the job, read its logs and kernel log, and join them into one result; ``as_user``: read
+    only logs the job's user owns, through no link (``join.owned_file_part``: the root epilog)."""
     job = job or find_job(job_id, timeout)
     paths = job.output_paths()
     kpart = kernel_part(job, kernel, timeout)
     facts = job_facts(job, paths, kpart)
-    parts = [join.file_part(p, max_bytes) for p in paths] + [kpart]
+    owner = user_uid(job.get("UserId")) if as_user else None
+    parts = [join.owned_file_part(p, owner, max_bytes) if as_user else join.file_part(p, max_bytes)
+             for p in paths] + [kpart]
     meta = {"job": job.get("JobId") or job.job_id, "node": facts.get("node", "")}
     result = join.join(parts, f"slurm job {job.job_id}", meta, facts, config or Config(classifier="auto"))
     return job, result
