@@ -200,6 +200,33 @@ def hanging_init(worker_id: int) -> None:
     time.sleep(600)
 
 
+class HangsAt(Squares):
+    """Loads ``good`` items, then sleeps for ever."""
+
+    def __init__(self, good: int) -> None:
+        super().__init__()
+        self.good = good
+
+    def hook(self, i: int) -> None:
+        if i >= self.good:
+            time.sleep(600)
+
+
+def slow_then_hanging() -> Dataset:
+    """The factory takes 3 s, then the first item hangs."""
+    time.sleep(3)
+    return HangsAt(0)
+
+
+def hanging_after_two_batches() -> DataLoader:
+    return DataLoader(HangsAt(4), batch_size=2)
+
+
+def hanging_factory() -> Dataset:
+    time.sleep(600)
+    return Squares()
+
+
 def ranged() -> IterableDataset:
     return Ranged()
 

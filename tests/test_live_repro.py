@@ -188,3 +188,18 @@ def test_the_timeout_counts_from_when_the_rung_has_started_not_its_interpreter_s
     assert verdict["verdict"] == "no-failure"
     rungs, _ = run("hanging_init_loader", workers=(1,), timeout=5)  # a real hang is still cut at the timeout
     assert [r.result for r in rungs] == ["hang"] and rungs[0].seconds < 60
+
+
+@pytest.mark.timeout(240)
+def test_a_hangs_seconds_count_from_what_it_waited_for():
+    """Before: 'no batch in N s' counted from the rung's launch (torch's import, the factory's 3 s
+    included): here at least the 5 s timeout, for a loader that had waited 2 s for its batch."""
+    rungs, _ = run("slow_then_hanging", workers=(0,), timeout=5)
+    assert rungs[0].result == "hang" and rungs[0].seconds >= 5
+    assert rungs[0].waiting_for == "batch" and rungs[0].waited <= 2.5
+    assert rungs[0].evidence().startswith(f"no batch in {rungs[0].waited:.0f} s; stuck at ")
+    rungs, _ = run("hanging_after_two_batches", workers=(0,), timeout=5)
+    assert rungs[0].evidence().startswith("no batch in ") and " s after batch 2; stuck at " in rungs[0].evidence()
+    rungs, _ = run("hanging_factory", workers=(0,), timeout=3)
+    assert rungs[0].evidence().startswith("the factory did not return in 3 s; stuck at live_datasets.py")
+    assert rungs[0].to_dict()["waiting_for"] == "factory"

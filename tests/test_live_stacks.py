@@ -40,8 +40,12 @@ def test_a_worker_blocked_on_a_with_line_is_a_lock_acquire_whatever_the_lock_is_
 
 def test_a_hang_without_a_named_cause_says_where_the_worker_is_not_the_banner():
     """Before: the evidence was the output's last line, the rung's banner 'dllogscan-repro: torch ...'."""
-    rung = Rung(workers=1, result="hang", seconds=8.2, output=BANNER, main_pid=10,
-                stacks={10: "Current thread 0x1 (most recent call first):\n", 11: WITH_OPEN_OUTSIDE})
+    rung = Rung(workers=1, result="hang", seconds=14.0, output=BANNER, main_pid=10, waiting_for="batch",
+                waited=8.2, stacks={10: "Current thread 0x1 (most recent call first):\n", 11: WITH_OPEN_OUTSIDE})
     assert rung.evidence() == "no batch in 8 s; stuck at ds.py:12 in decode: time.sleep(1000)"
     assert stuck_at(WITH_LOCK) == "ds.py:39 in __getitem__: with _L:"
-    assert Rung(workers=1, result="hang", seconds=5, output=BANNER).evidence() == "no batch in 5 s"
+    assert Rung(workers=1, result="hang", seconds=9, output=BANNER, waiting_for="batch", waited=5,
+                batches=3).evidence() == "no batch in 5 s after batch 3"
+    assert Rung(workers=1, result="hang", seconds=9, output=BANNER, waiting_for="factory",
+                waited=6).evidence() == "the factory did not return in 6 s"
+    assert Rung(workers=1, result="hang", seconds=130, output=BANNER).evidence() == "not started in 130 s (importing torch)"

@@ -25,6 +25,9 @@ IMPORT_ERROR = "import_error"
 LOADER_FILE = "loader.json"
 #: written once torch is imported, before the user's code runs: the rung's --timeout counts from here
 READY_FILE = "ready"
+#: written when the loader is asked for its first batch (the factory has returned, the loader is
+#: built): a hang's "no batch in N s" counts from here, or from the last batch (``stats.json``)
+WAITING_FILE = "waiting"
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -177,6 +180,7 @@ def run(spec: dict[str, Any]) -> None:
         Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak,
                                                           "yielded": yielded.to_dict()}))
 
+    Path(folder, WAITING_FILE).touch()
     it = iter(loader)
     n = 0
     for n, batch in enumerate(it, start=1):

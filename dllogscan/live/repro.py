@@ -21,7 +21,7 @@ from ..core.processes import kill_group
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
-from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK, READY_FILE
+from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK, READY_FILE, WAITING_FILE
 
 TAIL_LINES = 40
 STARTUP = 120.0  # seconds a rung may take to import torch, on top of --timeout
@@ -46,6 +46,11 @@ class Rung:
     main_pid: int | None = None
     yielded: Yielded | None = None  # what its loader yielded; None when it wrote no counts
     loader: dict[str, Any] | None = None  # what its loader was (``loader.describe_all``); None: never built
+    #: a hang: what it was waiting for when cut ("batch", "factory"; None: torch's import) and how
+    #: long (``waiting_since``), and the batches it had loaded
+    waiting_for: str | None = None
+    waited: float = 0.0
+    batches: int = 0
 
     @property
     def cls(self) -> str | None:
@@ -71,7 +76,7 @@ class Rung:
             # the output's last line is the rung's own banner or a stray print: no evidence of a hang
             workers = [t for p, t in self.stacks.items() if p != self.main_pid] or list(self.stacks.values())
             where = next(filter(None, map(stacks.stuck_at, workers)), None)
-            return f"no batch in {self.seconds:.0f} s" + (f"; stuck at {where}" if where else "")
+            return self._waiting() + (f"; stuck at {where}" if where else "")
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
         last = lines[-1] if lines and self.result != "pass" else ""
         if self.diagnosis and self.diagnosis.evidence:
@@ -80,6 +85,14 @@ class Rung:
             # names no error: the exception line does
             return last if self._says_where(first) and last and not FRAME_RE.match(last) else first.text
         return last
+
+    def _waiting(self) -> str:
+        """How long a hung rung waited, counted from the start of what it waited for."""
+        if self.waiting_for == "batch":
+            return f"no batch in {self.waited:.0f} s" + (f" after batch {self.batches}" if self.batches else "")
+        if self.waiting_for == "factory":
+            return f"the factory did not return in {self.waited:.0f} s"
+        return f"not started in {self.seconds:.0f} s (importing torch)"
 
     def _says_where(self, evidence: Evidence) -> bool:
         """Whether a cited line is a traceback frame or the source line printed under one."""
@@ -93,6 +106,7 @@ class Rung:
         return {"workers": self.workers, "result": self.result, "class": self.cls,
                 "subclass": self.subclass, "evidence": self.evidence(), "seconds": round(self.seconds, 2),
                 "exit_code": self.exit_code, "worker_peak": self.worker_peak,
+                "waiting_for": self.waiting_for, "waited": round(self.waited, 2),
                 "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
                 "stacks": {str(k): v for k, v in self.stacks.items()},
                 "output_tail": "\n".join(self.output.splitlines()[-TAIL_LINES:]),
@@ -140,6 +154,19 @@ def _worker_pids(folder: str) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
+def waiting_since(folder: str) -> tuple[str | None, float]:
+    """What a rung cut now was waiting for, and since how many seconds, by the newest mark it left
+    (``child``): a batch since its last one (``stats.json``) or since its first request
+    (``WAITING_FILE``), the factory since torch was imported (``READY_FILE``); (None, 0.0): none."""
+    now = time.time()
+    for name, what in (("stats.json", "batch"), (WAITING_FILE, "batch"), (READY_FILE, "factory")):
+        try:
+            return what, max(now - Path(folder, name).stat().st_mtime, 0.0)
+        except OSError:
+            continue
+    return None, 0.0
+
+
 def _wait(proc: subprocess.Popen, ready: Path, timeout: float) -> int | None:
     """The rung's exit code, or None once it has run ``timeout`` seconds past ``ready`` (torch
     imported: a fresh interpreter's start-up on a loaded machine is not the dataset's time), or
@@ -182,6 +209,7 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
                 code = _wait(proc, Path(folder, READY_FILE), settings.timeout)
                 hung = code is None
                 if hung:
+                    waiting_for, waited = waiting_since(folder)
                     dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
                     kill_group(proc)
             except BaseException:
@@ -207,6 +235,7 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
     if hung:
         rung.result = "hang"
         rung.stacks, rung.main_pid = dumps, proc.pid
+        rung.waiting_for, rung.waited, rung.batches = waiting_for, waited, stats.get("batches", 0)
         worker_stacks = [dumps[p] for p in dumps if p != proc.pid] or list(dumps.values())
         rung.cause = next((c for c in map(stacks.likely_cause, worker_stacks) if c), None)
     elif code != 0 or OK_MARK not in output:
