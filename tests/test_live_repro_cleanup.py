@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("psutil")
 
-from dllogscan.live import repro  # noqa: E402
+from dllogscan.live import repro, supervise  # noqa: E402
 from tests.live_helpers import scanner  # noqa: E402
 
 DS = "tests.live_datasets"
@@ -34,7 +34,7 @@ def test_an_interrupted_rung_kills_its_process_group(monkeypatch):
                 time.sleep(0.1)
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(repro.subprocess, "Popen", Interrupted)
+    monkeypatch.setattr(supervise.subprocess, "Popen", Interrupted)  # the rung's child runs through supervise
     settings = repro.Settings(factory=f"{DS}:locked_at_fork", workers=(1,), batches=2, timeout=60)
     with pytest.raises(KeyboardInterrupt):
         repro.run_rung(settings, 1, scanner())

@@ -153,8 +153,8 @@ def make_loader(spec: dict[str, Any], workers: int, folder: str) -> tuple[Any, A
 def run(spec: dict[str, Any]) -> None:
     folder = spec["folder"]
     faulthandler.enable()
-    from .stacks import DUMP_SIGNAL, dump_file
-    faulthandler.register(DUMP_SIGNAL, file=open(dump_file(folder, os.getpid()), "w"), all_threads=True)
+    from .stacks import dump_on_request
+    dump_on_request(folder)
     if spec.get("nofile"):
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         resource.setrlimit(resource.RLIMIT_NOFILE, (spec["nofile"], hard))

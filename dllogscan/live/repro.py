@@ -3,10 +3,7 @@ subprocess, its output diagnosed by the scanner; then the field guide's conclusi
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -17,15 +14,13 @@ from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..core.errors import UsageError
 from ..core.models import Diagnosis, Evidence
-from ..core.processes import kill_group
 from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded
-from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK, READY_FILE, WAITING_FILE
+from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK
+from .supervise import LOG_FILE, run_child, waiting_text
 
 TAIL_LINES = 40
-STARTUP = 120.0  # seconds a rung may take to import torch, on top of --timeout
-POLL = 0.2  # seconds between looks at a running rung
 #: a traceback frame line: it says where, not what went wrong
 FRAME_RE = re.compile(r'^\s*File "')
 
@@ -76,7 +71,8 @@ class Rung:
             # the output's last line is the rung's own banner or a stray print: no evidence of a hang
             workers = [t for p, t in self.stacks.items() if p != self.main_pid] or list(self.stacks.values())
             where = next(filter(None, map(stacks.stuck_at, workers)), None)
-            return self._waiting() + (f"; stuck at {where}" if where else "")
+            return waiting_text(self.waiting_for, self.waited, self.seconds, self.batches) + \
+                (f"; stuck at {where}" if where else "")
         lines = [ln for ln in self.output.splitlines() if ln.strip()]
         last = lines[-1] if lines and self.result != "pass" else ""
         if self.diagnosis and self.diagnosis.evidence:
@@ -85,14 +81,6 @@ class Rung:
             # names no error: the exception line does
             return last if self._says_where(first) and last and not FRAME_RE.match(last) else first.text
         return last
-
-    def _waiting(self) -> str:
-        """How long a hung rung waited, counted from the start of what it waited for."""
-        if self.waiting_for == "batch":
-            return f"no batch in {self.waited:.0f} s" + (f" after batch {self.batches}" if self.batches else "")
-        if self.waiting_for == "factory":
-            return f"the factory did not return in {self.waited:.0f} s"
-        return f"not started in {self.seconds:.0f} s (importing torch)"
 
     def _says_where(self, evidence: Evidence) -> bool:
         """Whether a cited line is a traceback frame or the source line printed under one."""
@@ -154,91 +142,40 @@ def _worker_pids(folder: str) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
-def waiting_since(folder: str) -> tuple[str | None, float]:
-    """What a rung cut now was waiting for, and since how many seconds, by the newest mark it left
-    (``child``): a batch since its last one (``stats.json``) or since its first request
-    (``WAITING_FILE``), the factory since torch was imported (``READY_FILE``); (None, 0.0): none."""
-    now = time.time()
-    for name, what in (("stats.json", "batch"), (WAITING_FILE, "batch"), (READY_FILE, "factory")):
-        try:
-            return what, max(now - Path(folder, name).stat().st_mtime, 0.0)
-        except OSError:
-            continue
-    return None, 0.0
-
-
-def _wait(proc: subprocess.Popen, ready: Path, timeout: float) -> int | None:
-    """The rung's exit code, or None once it has run ``timeout`` seconds past ``ready`` (torch
-    imported: a fresh interpreter's start-up on a loaded machine is not the dataset's time), or
-    ``timeout + STARTUP`` seconds in all without getting there."""
-    deadline, readied = time.monotonic() + timeout + STARTUP, False
-    while True:
-        try:
-            return proc.wait(timeout=POLL)
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if not readied and ready.exists():
-            deadline, readied = now + timeout, True
-        if now >= deadline:
-            return None
-
-
 def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None = None) -> Rung:
-    """Run one rung in a fresh interpreter in its own process group; cut a hang at the timeout
-    after asking every process for its stacks. UsageError when the factory, collate or worker_init
-    function cannot be imported there, or an option cannot apply to the factory's loader (the child
-    says so in ``IMPORT_ERROR``): not a rung's failure."""
+    """Run one rung in a fresh interpreter in its own process group (``supervise.run_child``); cut
+    a hang at the timeout after asking every process for its stacks. UsageError when the factory,
+    collate or worker_init function cannot be imported there, or an option cannot apply to the
+    factory's loader (the child says so in ``IMPORT_ERROR``): not a rung's failure."""
     with tempfile.TemporaryDirectory(prefix="dllogscan-repro-") as folder:
         spec = {"factory": settings.factory, "num_workers": workers, "batches": settings.batches,
                 "batch_size": settings.batch_size, "spawn": settings.spawn, "collate": settings.collate,
                 "worker_init": settings.worker_init, "pin_memory": settings.pin_memory,
                 "nofile": settings.nofile, "sharing_strategy": settings.sharing_strategy, "folder": folder}
-        spec_path = Path(folder, "spec.json")
-        spec_path.write_text(json.dumps(spec))
-        log_path = Path(folder, "output.log")
-        scratch = Path(folder, "tmp")  # the rung's temporary files (multiprocessing's pymp-*) go with it
-        scratch.mkdir()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", TMPDIR=str(scratch))
         start, started_at = time.monotonic(), time.time()
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "dllogscan.live.child", str(spec_path)],
-                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=cwd, env=env, start_new_session=True)
-            try:
-                code = _wait(proc, Path(folder, READY_FILE), settings.timeout)
-                hung = code is None
-                if hung:
-                    waiting_for, waited = waiting_since(folder)
-                    dumps = stacks.request([proc.pid] + _worker_pids(folder), folder)
-                    kill_group(proc)
-            except BaseException:
-                # Ctrl-C (or any error) while waiting: the rung runs in its own session, out of
-                # reach of the terminal's SIGINT; a hung one would otherwise outlive us forever
-                kill_group(proc)
-                raise
+        ended = run_child("dllogscan.live.child", spec, folder, settings.timeout, cwd, lambda: _worker_pids(folder))
         seconds = time.monotonic() - start
-        remove_shared_memory([proc.pid] + _worker_pids(folder), started_at)
-        output = log_path.read_text(errors="replace")
+        remove_shared_memory([ended.pid] + _worker_pids(folder), started_at)
+        output = Path(folder, LOG_FILE).read_text(errors="replace")
         unimportable = Path(folder, IMPORT_ERROR)
         if unimportable.exists():
             raise UsageError(unimportable.read_text())
         stats_file, loader_file = Path(folder, "stats.json"), Path(folder, LOADER_FILE)
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
         loader = json.loads(loader_file.read_text()) if loader_file.exists() else None
-    rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=code,
+    rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=ended.code,
                 worker_peak=stats.get("worker_peak", {}), yielded=Yielded.from_dict(stats.get("yielded")),
                 loader=loader)
     result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
     # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
     rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
-    if hung:
+    if ended.code is None:
         rung.result = "hang"
-        rung.stacks, rung.main_pid = dumps, proc.pid
-        rung.waiting_for, rung.waited, rung.batches = waiting_for, waited, stats.get("batches", 0)
-        worker_stacks = [dumps[p] for p in dumps if p != proc.pid] or list(dumps.values())
+        rung.stacks, rung.main_pid = ended.stacks, ended.pid
+        rung.waiting_for, rung.waited, rung.batches = ended.waiting_for, ended.waited, stats.get("batches", 0)
+        worker_stacks = [t for p, t in ended.stacks.items() if p != ended.pid] or list(ended.stacks.values())
         rung.cause = next((c for c in map(stacks.likely_cause, worker_stacks) if c), None)
-    elif code != 0 or OK_MARK not in output:
+    elif ended.code != 0 or OK_MARK not in output:
         rung.result = "fail"
     return rung
 

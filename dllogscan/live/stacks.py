@@ -39,6 +39,13 @@ def dump_file(folder: str | os.PathLike[str], pid: int) -> Path:
     return Path(folder) / f"stack-{pid}.txt"
 
 
+def dump_on_request(folder: str | os.PathLike[str]) -> None:
+    """This process writes its stacks to ``dump_file`` on ``DUMP_SIGNAL`` (``request``); the file
+    is kept open for the process's life."""
+    fh = open(dump_file(folder, os.getpid()), "w")
+    faulthandler.register(DUMP_SIGNAL, file=fh, all_threads=True, chain=False)
+
+
 class StackDumpInit:
     """A picklable ``worker_init_fn`` that makes the worker dump its stacks to a file on
     SIGUSR1, then calls the user's own ``worker_init_fn``."""
@@ -47,8 +54,7 @@ class StackDumpInit:
         self.folder, self.inner = folder, inner
 
     def __call__(self, worker_id: int) -> None:
-        fh = open(dump_file(self.folder, os.getpid()), "w")  # kept open for the worker's life
-        faulthandler.register(DUMP_SIGNAL, file=fh, all_threads=True, chain=False)
+        dump_on_request(self.folder)
         if self.inner is not None:
             self.inner(worker_id)
 
