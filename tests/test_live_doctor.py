@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -177,3 +178,24 @@ def test_doctor_sample_of_a_factory_that_exits_says_so():
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == ("Error: --sample tests.live_datasets:exiting: it called exit('usage: train.py --data "
                            "DIR') instead of returning a Dataset or DataLoader\n")
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("factory, timeout, said", [
+    ("slow_then_hanging", "5", r"no batch in [0-2] s; stuck at live_datasets\.py:\d+ in hook"),  # 3 s in the factory
+    ("hanging_factory", "3", r"the factory did not return in [3-5] s; stuck at live_datasets\.py:\d+ in hanging_factory"),
+])
+def test_doctor_sample_that_hangs_is_cut_and_reported_as_class_e(factory, timeout, said):
+    """Before: doctor loaded the sample in its own process with no time limit: a factory or a
+    first item that hangs hung doctor for ever (killed at 40 s by timeout(1), exit 124, no output)."""
+    pytest.importorskip("torch")
+    proc = _doctor("--num-workers", "2", "--sample", f"tests.live_datasets:{factory}", "--timeout", timeout,
+                   "--format", "json")
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    risk = json.loads(proc.stdout)["risks"][0]
+    assert (risk["class"], risk["subclass"], risk["level"]) == ("E", "hang", "high")
+    assert risk["message"].startswith(f"--sample tests.live_datasets:{factory} hangs without workers (num_workers=0): ")
+    assert re.search(said, risk["message"]) and risk["message"].endswith(
+        f"`dllogscan repro tests.live_datasets:{factory} --workers 0` shows the whole stack"), risk
+    text = _doctor("--num-workers", "2", "--sample", f"tests.live_datasets:{factory}", "--timeout", timeout).stdout
+    assert f"[high] class E/hang: --sample tests.live_datasets:{factory} hangs" in text and "? (--sample hung)" in text

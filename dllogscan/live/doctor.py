@@ -30,44 +30,6 @@ class Risk:
                 "message": self.message, "fixes": self.fixes}
 
 
-def sample_batch(factory: str, batch_size: int | None = None) -> dict[str, int]:
-    """Bytes and tensors in one real batch, loaded in this process: of the user's Dataset (collated by
-    the default, ``batch_size`` or 1 a batch), or of the DataLoader the factory returns (its own
-    batching and collate_fn, ``batch_size`` laid over as ``repro`` lays it, ``loader.settings``), then
-    with that loader's ``num_workers`` and ``prefetch_factor`` too."""
-    import torch
-    from torch.utils.data import DataLoader
-
-    from .child import load_callable
-    from .loader import Options, build, for_rung, settings
-
-    made = load_callable(factory)()
-    own = isinstance(made, DataLoader)
-    dataset, kwargs, _ = settings(made, Options(batch_size=batch_size or (None if own else 1)))
-    batch = next(iter(build(dataset, for_rung(kwargs, 0, lambda init: init))), None)
-    if batch is None:  # not StopIteration: a one-line 'StopIteration: ' said nothing
-        raise ValueError("the dataset is empty: no batch to measure")
-    tensors: list[torch.Tensor] = []
-
-    def walk(obj: Any) -> None:
-        if isinstance(obj, torch.Tensor):
-            tensors.append(obj)
-        elif isinstance(obj, dict):
-            for v in obj.values():
-                walk(v)
-        elif isinstance(obj, (list, tuple)):
-            for v in obj:
-                walk(v)
-
-    walk(batch)
-    measured = {"bytes": sum(t.numel() * t.element_size() for t in tensors), "tensors": len(tensors)}
-    if own:
-        measured["num_workers"] = made.num_workers
-        if made.num_workers:  # torch keeps None at num_workers=0
-            measured["prefetch_factor"] = made.prefetch_factor
-    return measured
-
-
 def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str],
            where: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The database's fixes for the risk, those made for another platform than this machine's
@@ -118,7 +80,15 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
     return risks
 
 
+def hang_risk(factory: str, said: str) -> Risk:
+    """``--sample``'s hang (``sample.measure``) as a finding of class E. It hung in one process, with
+    no worker: the database's fixes for hung workers do not apply, repro's whole stack does."""
+    return Risk("E", "hang", "high", f"--sample {factory} hangs without workers (num_workers=0): {said}; "
+                                     f"`dllogscan repro {factory} --workers 0` shows the whole stack")
+
+
 def render(facts: dict[str, Any], loader: dict[str, Any], risks: list[Risk]) -> str:
+    unknown = "? (--sample hung)" if any(r.cls == "E" for r in risks) else "? (give --batch-bytes or --sample)"
     t, shm, nf = facts["torch"], facts.get("shm"), facts["nofile"]
     mem = facts.get("memory", {})
     lines = [
@@ -136,7 +106,7 @@ def render(facts: dict[str, Any], loader: dict[str, Any], risks: list[Risk]) -> 
     if loader.get("num_workers") is not None:
         lines.append(f"loader          num_workers={loader['num_workers']}, prefetch_factor="
                      f"{loader.get('prefetch_factor') or DEFAULT_PREFETCH}, batch "
-                     f"{human(loader['batch_bytes']) if loader.get('batch_bytes') else '? (give --batch-bytes or --sample)'}"
+                     f"{human(loader['batch_bytes']) if loader.get('batch_bytes') else unknown}"
                      f"{', %d tensors' % loader['tensors'] if loader.get('tensors') else ''}")
     lines.append("")
     if not risks:

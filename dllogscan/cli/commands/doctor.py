@@ -14,6 +14,11 @@ def register(app: typer.Typer) -> None:
   dllogscan doctor --num-workers 8 --prefetch-factor 2 --batch-bytes 512M
   dllogscan doctor --num-workers 8 --sample mydata:make_dataset --batch-size 64 --format json
   dllogscan doctor --sample mydata:make_loader     # a DataLoader: its num_workers, prefetch_factor, batches
+  dllogscan doctor --sample mydata:make_dataset --timeout 300   # a slow first batch
+
+--sample loads the batch in a fresh interpreter; one that takes longer than
+--timeout (counted from its import of torch) is cut and reported as a class E
+finding, with the line it was stuck at.
 """)
     def doctor(
         num_workers: Optional[int] = typer.Option(None, min=0, help="The loader's num_workers."),
@@ -25,6 +30,7 @@ def register(app: typer.Typer) -> None:
         batch_size: Optional[int] = typer.Option(
             None, min=1, help="Batch size for --sample (default: the DataLoader's own, else 1)."),
         tensors: Optional[int] = typer.Option(None, min=1, help="Tensors per batch (descriptor demand)."),
+        timeout: float = typer.Option(60.0, min=1, help="Seconds --sample may take before it counts as a hang."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json"),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
     ) -> None:
@@ -55,15 +61,15 @@ def register(app: typer.Typer) -> None:
             loader["batch_bytes"] = parse_size(batch_bytes)
             if loader["batch_bytes"] is None:
                 raise fail(f"--batch-bytes {batch_bytes!r}: expected a size such as 512M or 2G")
+        sampled: dict = {}
         if sample:
-            try:
-                measured = doc.sample_batch(sample, batch_size)
-            except SystemExit as exc:  # the user's code left through sys.exit (a script's argparse)
-                from ...live.child import exited
+            from ...live.sample import measure
 
-                raise fail(f"--sample {sample}: it {exited(exc)} instead of returning a Dataset or DataLoader")
-            except Exception as exc:  # the user's code: report it in one line
-                raise fail(f"--sample {sample}: {type(exc).__name__}: {exc}".splitlines()[0])
+            sampled = measure(sample, batch_size, timeout)
+            if "error" in sampled:  # the user's code raised or exited: one line
+                raise fail(f"--sample {sample}: {sampled['error']}".splitlines()[0])
+        if "measured" in sampled:
+            measured = sampled["measured"]
             loader["batch_bytes"] = measured["bytes"]
             loader["tensors"] = tensors or measured["tensors"]
             for name in ("num_workers", "prefetch_factor"):  # the sampled DataLoader's, where not given
@@ -71,6 +77,8 @@ def register(app: typer.Typer) -> None:
                     loader[name] = measured[name]
         found = machine.gather()
         risks = doc.assess(found, loader, scanner)
+        if "hang" in sampled:
+            risks.insert(0, doc.hang_risk(sample or "", sampled["hang"]))
         if fmt == "json":
             sys.stdout.write(json.dumps({"facts": found, "loader": loader,
                                          "risks": [r.to_dict() for r in risks]}, indent=2) + "\n")
