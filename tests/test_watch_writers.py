@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -96,26 +97,71 @@ def test_a_pid_reused_by_another_process_is_gone_and_a_zombie_too(tmp_path):
     assert process.alive(me, job.start, proc)
 
 
-def test_a_job_ends_when_its_writers_have_gone_unless_a_new_one_took_over(tmp_path):
-    log = tmp_path / "train.log"
+class Ticks:
+    """A clock that stands still until told to move."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fake_job(tmp_path: Path) -> tuple[Path, Path, Job, list[str], Ticks]:
+    """An empty log, a fake ``/proc`` (empty yet), and a job over them: what it said, its clock."""
+    log, proc = tmp_path / "train.log", tmp_path / "proc"
     log.write_text("")
-    proc = tmp_path / "proc"
     said: list[str] = []
-    job = Job(None, Finder(str(log), proc=proc, own=1), said.append)
+    clock = Ticks()
+    return log, proc, Job(None, Finder(str(log), proc=proc, own=1), said.append, clock=clock), said, clock
+
+
+def test_a_job_ends_when_its_writers_have_gone_unless_a_new_one_took_over(tmp_path):
+    log, proc, job, said, clock = fake_job(tmp_path)
     assert not job.gone() and job.writers == () and said == []  # none yet: a pass at each poll
     first = fake_proc(proc, os.getpid(), [(log, APPEND)], name="prep")
+    assert not job.gone() and job.writers == () and said == []  # sighted, not yet told apart
+    clock.now = 1.0  # an interval later, it still holds the file: the job's
     assert not job.gone() and job.writers == (Process(os.getpid(), 100, "prep"),)
     assert said == [f"writers of {log}: {os.getpid()} (prep); the watch ends when they have exited (--no-writers: not)"]
-    assert not job.gone()  # alive: no pass runs, the writer is asked after
     (first / "stat").write_text(stat_line(os.getpid(), "prep", 100, state="Z"))
     assert job.gone() and not job.taken_over()
     fake_proc(proc, os.getppid(), [(log, APPEND)], name="train", start=200)
     assert job.taken_over() and not job.gone()
-    assert [p.name for p in job.writers] == ["prep", "train"]
+    clock.now = 2.0
+    assert not job.gone() and [p.name for p in job.writers] == ["prep", "train"]
     ended = Outcome(str(log), "exited", 0, 1.0, 2, 2, writers=job.writers)
     assert ended.why() == f"writers {os.getpid()} (prep), {os.getppid()} (train) exited"
     assert ended.to_dict()["writers"] == [{"pid": os.getpid(), "name": "prep"}, {"pid": os.getppid(), "name": "train"}]
     assert "writers" not in Outcome(str(log), "exited", 0, 1.0, 2, 2, pid=42).to_dict()
+
+
+def test_a_writer_sighted_mid_watch_is_the_jobs_only_when_it_holds_on_or_leaves_lines(tmp_path):
+    """``echo line >> train.log`` from another shell holds the file for a moment: sighted at one
+    poll, gone (or no longer holding it) at the next, one line written: forgotten, and the watch
+    goes on. Sighted and gone having written more lines, a job that ended quickly: its end."""
+    log, proc, job, said, clock = fake_job(tmp_path)
+    shell = fake_proc(proc, os.getpid(), [(log, APPEND)], name="bash")
+    assert not job.gone()  # sighted
+    (shell / "fd" / "0").unlink()  # the builtin echo is done: the shell runs on, without the file
+    log.write_text("line\n")
+    clock.now = 1.0
+    assert not job.gone() and job.writers == () and job.sighted == [] and said == []
+    (shell / "fd" / "0").symlink_to(log)  # sighted again ...
+    clock.now = 2.0
+    assert not job.gone() and len(job.sighted) == 1
+    (shell / "stat").write_text(stat_line(os.getpid(), "bash", 100, state="Z"))  # ... and gone, one line later
+    with log.open("a") as out:
+        out.write("another\n")
+    clock.now = 2.1  # told apart at once: it has gone
+    assert not job.gone() and job.writers == () and said == []
+    (shell / "stat").write_text(stat_line(os.getpid(), "bash", 100))
+    assert not job.gone() and len(job.sighted) == 1
+    (shell / "stat").write_text(stat_line(os.getpid(), "bash", 100, state="Z"))
+    with log.open("a") as out:
+        out.write("Traceback (most recent call last):\nImportError: no module named x\n")
+    assert job.gone() and [p.pid for p in job.writers] == [os.getpid()]
+    assert said == [f"writers of {log}: {os.getpid()} (bash); the watch ends when they have exited (--no-writers: not)"]
 
 
 def holder(log: Path, *steps: tuple[float, str], code: str | None = None) -> subprocess.Popen:
@@ -154,8 +200,8 @@ def test_a_shell_redirection_and_tee_are_writers_and_a_reader_is_none(tmp_path):
         reader = subprocess.Popen(["sleep", "30"], stdin=inp)
     try:
         watch = Watch(log, fmt="text")
-        watch.wait_for(f"writers of {log}: {sleeper.pid} (sleep);")
         watch.wait_for("following")
+        watch.wait_for(f"writers of {log}: {sleeper.pid} (sleep);")  # at a poll an interval later
         sleeper.kill()
         rc, _ = watch.finish()
         ended = f"(writer {sleeper.pid} (sleep) exited; 0 new lines read, up to line 3)\n"
@@ -164,7 +210,7 @@ def test_a_shell_redirection_and_tee_are_writers_and_a_reader_is_none(tmp_path):
 
         tee = subprocess.Popen(["tee", "-a", str(log)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
         watch = Watch(log)
-        watch.wait_for("following")
+        watch.wait_for(f"writers of {log}: {tee.pid} (tee);")
         tee.stdin.write(BUS.encode())
         tee.stdin.close()  # the job's end closes the pipe: tee writes what is left and exits
         rc, events = watch.finish()
@@ -248,3 +294,53 @@ def test_the_bench_times_a_pass_here_and_over_a_fake_tree():
     here, fake = proc.stdout.splitlines()
     assert proc.returncode == 0 and here.startswith("/proc here: ") and " ms (median of 2); load " in here, proc.stderr
     assert fake.startswith("fake tree: 30 processes x 2 descriptors: a whole pass ") and "a poll's part" in fake
+
+
+@LINUX
+def test_a_writer_that_starts_while_others_run_is_found_before_they_exit(tmp_path):
+    """A second job appending to the log while the first runs (an evaluation, a restart under a
+    wrapper that reopens the log) is found at the polls that follow, not only once the first has
+    gone; the watch ends when both have."""
+    log = tmp_path / "train.log"
+    log.write_text("")
+    with log.open("a") as out:
+        first = subprocess.Popen("exec sleep 30", shell=True, stdout=out)
+    second = None
+    try:
+        watch = Watch(log, "--timeout", "8s")
+        watch.wait_for(f"writers of {log}: {first.pid} (sleep);")
+        with log.open("a") as out:
+            second = subprocess.Popen("exec sleep 30", shell=True, stdout=out)
+        watch.wait_for(f"writers of {log}: {second.pid} (sleep);", timeout=5)
+        first.kill()
+        time.sleep(1.0)  # twice the settle: the second runs on, so does the watch
+        assert watch.proc.poll() is None, (watch.out, watch.err)
+        second.kill()
+        rc, events = watch.finish()
+        assert rc == 0 and events[-1]["reason"] == "exited", (events, watch.err)
+        assert [w["pid"] for w in events[-1]["writers"]] == [first.pid, second.pid]
+    finally:
+        for p in (first, second):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+@LINUX
+def test_a_writer_gone_by_the_next_poll_having_written_one_line_is_not_the_job(tmp_path):
+    """``echo line >> train.log`` while no job is known is no job whose exit ends the watch; a
+    writer that leaves more than one line before the next poll is (a job that failed at once)."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    for text, reason in (("one line", "timeout"), ("Traceback (most recent call last):\nValueError: bad", "exited")):
+        with log.open("a") as out:
+            echo = subprocess.Popen(["sh", "-c", f"read x; printf '%s\\n' '{text}'"], stdin=subprocess.PIPE,
+                                    stdout=out)
+        watch = Watch(log, "--interval", "1.5", "--timeout", "3s")  # sighted at start, gone at the next poll
+        watch.wait_for("following")
+        echo.stdin.close()
+        assert echo.wait(timeout=5) == 0
+        rc, events = watch.finish()
+        assert rc == 0 and events[-1]["reason"] == reason, (text, events, watch.err)
+        assert ("writers" in events[-1]) == (reason == "exited")
+        assert ("writers of" in "".join(watch.err)) == (reason == "exited")

@@ -33,8 +33,9 @@ Rules:
   of its pipe writes after it), a keyword there is decided at once, its failures reported, and
   the watch ends (``exited``). No stall after it;
 - without ``pid``, the processes on this machine that hold the file open for writing are the job
-  (``writers.py``: looked for in ``/proc`` at start, and at each poll while none is known, within
-  a time budget); once they have all gone and one last look finds no new one, the same end.
+  (``writers.py``: looked for in ``/proc`` at start and at each poll, within a time budget, each
+  taken for the job's once it has held the file an interval, or left more than a line); once they
+  have all gone and one last look finds no new one, the same end.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

@@ -229,7 +229,7 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
         check_pid(options.pid)
     state = Watch(path, options, say)
     finder = Finder(path) if options.pid is None and options.writers and Finder.possible() else None
-    job = Job(options.pid, finder, say, options.interval)
+    job = Job(options.pid, finder, say, options.interval, clock)
     start = clock()
     reports, reason = 0, "interrupted"
 

@@ -15,15 +15,23 @@ Rules:
   interval, the less. However many processes the machine runs, no poll is
   slowed by more than about 20 ms, nor the watch's time spent on passes by more than 2 %; a
   machine that needs more takes several polls for a pass;
-- when: at start; at each poll while none has been found (a job started after the watch, a file
-  created later); once all that were found have gone, one last pass, as at start (the next
-  command of a script that appends to the same log takes over). Once some are known, no pass
-  runs, and a poll asks only whether they still run (``process.alive``, about 20 us each).
+- when: at start, then at each poll, whether or not some are known (a job started after the
+  watch, a file created later, a second job appending to the same log, DataLoader workers forked
+  once the job runs); once the job has ended, one last pass after the ``settle`` time, as at
+  start (the next command of a script that appends to the same log takes over, and so does a job
+  that a wrapper restarted by then; a slower restart is taken for the end: ``--pid`` the
+  wrapper's). A known writer costs a poll one ``process.alive`` (about 20 us);
+- the job's writers: a writer sighted is taken for the job's when, an ``interval`` or more later,
+  it still runs and holds the file, or when it has exited and the file gained more than one line
+  after it was sighted (a job that failed at once; the lines are the file's, whoever wrote them).
+  One that exits, or lets the file go, with one line or none (``echo line >> train.log`` from
+  another shell) is forgotten: its end is not the job's, and the watch goes on as before it.
 """
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -34,6 +42,8 @@ START_BUDGET_S = 1.0
 #: a poll's part of a pass: at most this long, and this share of the interval between polls
 POLL_BUDGET_S = 0.02
 POLL_SHARE = 0.02
+#: the most bytes read to count the lines a writer that has exited left
+COUNT_BYTES = 1 << 16
 #: the most writers a line names (DataLoader workers inherit the job's standard output)
 NAMED = 8
 
@@ -100,8 +110,23 @@ class Finder:
         self.left = sorted(pids, key=int, reverse=True)
         return True
 
-    def _writes(self, pid: str) -> bool:
-        """Whether ``pid`` holds the file open for writing; False where it cannot be read."""
+    def where(self) -> tuple[int, int, int] | None:
+        """The file's device, inode and size now; None where it cannot be read."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino, st.st_size
+
+    def holds(self, pid: int) -> bool:
+        """Whether ``pid`` holds the file (as it is now) open for writing."""
+        now = self.where()
+        return now is not None and self._writes(str(pid), now[:2])
+
+    def _writes(self, pid: str, key: tuple[int, int] | None = None) -> bool:
+        """Whether ``pid`` holds the file (``key``: the one the pass began on) open for writing;
+        False where it cannot be read."""
+        key = key or self.key
         fds = f"{self.proc}/{pid}/fd"
         try:
             names = os.listdir(fds)
@@ -112,24 +137,48 @@ class Finder:
                 st = os.stat(f"{fds}/{name}")
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) == self.key:
+            if (st.st_dev, st.st_ino) == key:
                 flags = _flags(f"{self.proc}/{pid}/fdinfo/{name}")
                 if flags is not None and flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
                     return True
         return False
 
 
+def lines_since(path: str, mark: tuple[int, int, int] | None, most: int = 2) -> int:
+    """How many lines (up to ``most``) the file gained after ``mark`` (``Finder.where``), in its
+    next ``COUNT_BYTES``: 0 where it was replaced, truncated or cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if mark is None or (st.st_dev, st.st_ino) != mark[:2] or st.st_size < mark[2]:
+                return 0
+            fh.seek(mark[2])
+            return min(fh.read(COUNT_BYTES).count(b"\n"), most)
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A writer seen, not yet told apart: when, and where the file ended then."""
+
+    process: Process
+    at: float
+    mark: tuple[int, int, int] | None
+
+
 class Job:
-    """The processes whose end ends the watch: ``--pid``'s, or the file's writers, looked for as
-    the rules above say (``finder`` None: not looked for) between polls ``interval`` seconds
-    apart. ``say`` is told of each found."""
+    """The processes whose end ends the watch: ``--pid``'s, or the file's writers (``finder`` None:
+    not looked for), told apart and looked for as the rules above say at polls ``interval`` seconds
+    apart. ``say`` is told of each taken for the job's."""
 
     def __init__(self, pid: int | None, finder: Finder | None, say: Callable[[str], None],
-                 interval: float = 1.0) -> None:
-        self.finder, self.say = finder, say
+                 interval: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.finder, self.say, self.interval, self.clock = finder, say, interval, clock
         self.budget = min(POLL_BUDGET_S, POLL_SHARE * interval)
         self.proc = PROC if finder is None else finder.proc
         self.processes: list[Process] = [] if pid is None else [identify(pid, self.proc)]
+        self.sighted: list[Sighting] = []
         self._look(START_BUDGET_S)
 
     @property
@@ -137,23 +186,46 @@ class Job:
         return tuple(self.processes) if self.finder is not None else ()
 
     def _look(self, budget: float, anew: bool = False) -> bool:
-        """A pass's next part; whether it found a writer not known yet."""
+        """A pass's next part; whether it sighted a writer neither known nor sighted yet."""
         if self.finder is None:
             return False
-        new = [p for p in self.finder.look(budget, anew) if p not in self.processes]
+        known = self.processes + [s.process for s in self.sighted]
+        new = [p for p in self.finder.look(budget, anew) if p not in known]
         if new:
-            self.processes += new
-            self.say(f"writers of {escape(self.finder.path)}: {listing(new)}; the watch ends when they have exited "
-                     "(--no-writers: not)")
+            at, mark = self.clock(), self.finder.where()
+            self.sighted += [Sighting(p, at, mark) for p in new]
         return bool(new)
 
+    def _tell_apart(self, now: float) -> None:
+        """Take for the job's each sighted writer that still holds the file an ``interval`` or more
+        after it was sighted, or that has exited once the file gained more than one line after it
+        was; forget the others that have gone or let the file go."""
+        assert self.finder is not None
+        taken, waiting = [], []
+        for seen in self.sighted:
+            p = seen.process
+            running = alive(p.pid, p.start, self.proc)
+            if running and self.finder.holds(p.pid):
+                (taken if now - seen.at >= self.interval else waiting).append(p)
+            elif not running and lines_since(self.finder.path, seen.mark) > 1:
+                taken.append(p)
+        self.sighted = [s for s in self.sighted if s.process in waiting]
+        if taken:
+            self.processes += taken
+            self.say(f"writers of {escape(self.finder.path)}: {listing(taken)}; the watch ends when they have exited "
+                     "(--no-writers: not)")
+
     def gone(self) -> bool:
-        """Whether all the processes have gone; False while none is known (a pass goes on then)."""
-        if not self.processes:
-            self._look(self.budget)
+        """A poll: whether the job has ended, all its processes gone. False while none is known, or
+        a writer sighted is still to be told apart."""
+        if self.sighted:
+            self._tell_apart(self.clock())
+        self._look(self.budget)
+        if not self.processes or self.sighted:
             return False
         return not any(alive(p.pid, p.start, self.proc) for p in self.processes)
 
     def taken_over(self) -> bool:
-        """Once all have gone: whether a last pass finds a new writer."""
+        """Once the job has ended: whether a last whole pass sights a new writer (to be told apart at
+        the next polls)."""
         return self._look(START_BUDGET_S, anew=True)
