@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -164,6 +165,38 @@ def test_a_writer_sighted_mid_watch_is_the_jobs_only_when_it_holds_on_or_leaves_
     assert said == [f"writers of {log}: {os.getpid()} (bash); the watch ends when they have exited (--no-writers: not)"]
 
 
+def test_children_left_by_a_writer_that_exited_are_orphans_and_theirs_too(tmp_path):
+    """A fake tree: main (the test's parent process) forked worker (this process), which forked a
+    helper (another pid); once main has gone, the two left are orphans, and the job has ended."""
+    log, proc, job, _, clock = fake_job(tmp_path)
+    helper = subprocess.Popen(["sleep", "30"])
+    try:
+        main = fake_proc(proc, os.getppid(), [(log, APPEND)], name="python")
+        for pid, parent in ((os.getpid(), os.getppid()), (helper.pid, os.getpid())):
+            fake_proc(proc, pid, [(log, APPEND)], name="pt_data_worker")
+            (proc / str(pid) / "stat").write_text(stat_line(pid, "pt_data_worker", 100).replace(
+                " S 0 ", f" S {parent} ", 1))
+        assert not job.gone()  # sighted
+        clock.now = 1.0
+        assert not job.gone() and len(job.writers) == 3 and job.orphans == ()
+        (main / "stat").write_text(stat_line(os.getppid(), "python", 100, state="Z"))
+        assert job.gone() and {p.pid for p in job.orphans} == {os.getpid(), helper.pid}
+        assert not job.taken_over()  # nothing written since
+        ended = Outcome(str(log), "exited", 0, 1.0, 2, 2, writers=job.writers, orphans=job.orphans)
+        assert ended.why() == (f"writer {os.getppid()} (python) exited, leaving orphaned children {os.getpid()} "
+                               f"(pt_data_worker), {helper.pid} (pt_data_worker) that still hold the log (leaked "
+                               "workers?)")
+        assert ended.to_dict()["orphans"] == [{"pid": os.getpid(), "name": "pt_data_worker"},
+                                              {"pid": helper.pid, "name": "pt_data_worker"}]
+        assert job.gone()
+        with log.open("a") as out:
+            out.write("worker 0 still loading\n")  # they write on: the job's, whose end ends it
+        assert job.taken_over() and job.orphans == () and not job.gone()
+    finally:
+        helper.kill()
+        helper.wait()
+
+
 def holder(log: Path, *steps: tuple[float, str], code: str | None = None) -> subprocess.Popen:
     """A job whose standard output is ``log`` (``python train.py >> train.log``): once its standard
     input closes, it prints each text after its delay, flushed, then exits."""
@@ -294,6 +327,69 @@ def test_the_bench_times_a_pass_here_and_over_a_fake_tree():
     here, fake = proc.stdout.splitlines()
     assert proc.returncode == 0 and here.startswith("/proc here: ") and " ms (median of 2); load " in here, proc.stderr
     assert fake.startswith("fake tree: 30 processes x 2 descriptors: a whole pass ") and "a poll's part" in fake
+
+
+#: a job that forks a worker (both inherit the log as standard output), says the worker's pid, and
+#: waits; the worker waits for its standard input to close, or (``talk``) writes once its parent
+#: has gone: ``sys.argv[1]`` lines, 0.1 s apart
+FORKING = ("import os, sys, time\nparent = os.getpid()\nworker = os.fork()\nif worker == 0:\n"
+           "    if int(sys.argv[1]):\n        while os.getppid() == parent:\n            time.sleep(0.02)\n"
+           "        for i in range(int(sys.argv[1])):\n            print(f'worker still loading {i}', flush=True)\n"
+           "            time.sleep(0.1)\n        os._exit(0)\n    sys.stdin.read()\n    os._exit(0)\n"
+           "print(f'worker {worker}', flush=True)\nsys.stdin.read()\n")
+
+
+def forking(log: Path, talk: int = 0) -> tuple[subprocess.Popen, int]:
+    """The job (``FORKING``) and its worker's pid, once it has said it."""
+    with log.open("a") as out:
+        main = subprocess.Popen([sys.executable, "-c", FORKING, str(talk)], stdin=subprocess.PIPE, stdout=out)
+    for _ in range(500):
+        if (said := re.search(r"^worker (\d+)$", log.read_text(), re.M)) is not None:
+            return main, int(said.group(1))
+        time.sleep(0.01)
+    raise AssertionError(f"the job never said its worker's pid: {log.read_text()!r}")
+
+
+@LINUX
+def test_a_worker_orphaned_by_the_job_and_quiet_ends_the_watch_named_as_left_running(tmp_path):
+    """A DataLoader worker that outlives its main process (killed) still holds the log that it
+    inherited: the job has ended, and the worker is named, a leak to look into."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    main, worker = forking(log)
+    try:
+        watch = Watch(log, "--timeout", "6s")
+        watch.wait_for(f"writers of {log}: ")
+        found = next(line for line in watch.err if "writers of" in line)
+        assert f"{main.pid} (" in found and f"{worker} (" in found, watch.err
+        main.kill()
+        main.wait()
+        rc, events = watch.finish()
+        assert rc == 0 and events[-1]["reason"] == "exited", (events, watch.err)
+        name = Path(sys.executable).name[:15]
+        assert events[-1]["orphans"] == [{"pid": worker, "name": name}]
+        assert {w["pid"] for w in events[-1]["writers"]} == {main.pid, worker}
+        assert process.alive(worker)  # the watch names it, leaves it alone
+    finally:
+        main.stdin.close()  # the worker's standard input too: it exits
+
+
+@LINUX
+def test_an_orphaned_worker_that_writes_on_is_the_jobs_and_its_exit_ends_the_watch(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    main, worker = forking(log, talk=12)
+    try:
+        watch = Watch(log, "--timeout", "8s")
+        watch.wait_for(f"writers of {log}: ")
+        main.kill()
+        main.wait()
+        watch.wait_for(f"{worker} ({Path(sys.executable).name[:15]}), left running when their parent exited, wrote to")
+        rc, events = watch.finish()
+        assert rc == 0 and events[-1]["reason"] == "exited" and "orphans" not in events[-1], (events, watch.err)
+        assert events[-1]["lines"] == 3 + 1 + 12 and not process.alive(worker)
+    finally:
+        main.stdin.close()
 
 
 @LINUX

@@ -35,7 +35,8 @@ Rules:
 - without ``pid``, the processes on this machine that hold the file open for writing are the job
   (``writers.py``: looked for in ``/proc`` at start and at each poll, within a time budget, each
   taken for the job's once it has held the file an interval, or left more than a line); once they
-  have all gone and one last look finds no new one, the same end.
+  have all gone, or those left are orphans that write nothing (named in the end), and one last
+  look finds no new one, the same end.
 
 A way in. May import: the stages and ``pipeline``; not ``cli``.
 """

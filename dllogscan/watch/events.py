@@ -44,7 +44,8 @@ class Event:
 class Outcome:
     """How a watch ended: ``found`` (a report ended it), ``timeout``, ``interrupted`` (Ctrl-C,
     SIGTERM), ``exited`` (the process ``pid``, or the file's ``writers``, have gone) or
-    ``finished`` (a silence after the line ``finish_line``, which says the run finished)."""
+    ``finished`` (a silence after the line ``finish_line``, which says the run finished).
+    ``orphans``: the writers left running by an ``exited`` job (``writers.py``), among ``writers``."""
 
     source: str
     reason: str
@@ -55,11 +56,17 @@ class Outcome:
     pid: int | None = None
     finish_line: int | None = None
     writers: tuple[Process, ...] = ()
+    orphans: tuple[Process, ...] = ()
 
     def why(self) -> str:
         """The reason in the summary's words."""
         if self.reason == "exited" and self.writers:
-            return f"writer{'s' * (len(self.writers) > 1)} {listing(self.writers)} exited"
+            ended = [p for p in self.writers if p not in self.orphans]
+            one = len(self.orphans) == 1
+            left = (f", leaving orphaned {'child' if one else 'children'} {listing(self.orphans)} that still "
+                    f"{'holds' if one else 'hold'} the log ({'a leaked worker' if one else 'leaked workers'}?)"
+                    if self.orphans else "")
+            return f"writer{'s' * (len(ended) > 1)} {listing(ended)} exited{left}"
         if self.reason == "exited":
             return f"process {self.pid} exited"
         if self.reason == "finished":
@@ -75,8 +82,9 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         known: dict[str, Any] = {key: value for key, value in (("pid", self.pid), ("finish_line", self.finish_line))
                                  if value is not None}
-        if self.writers:
-            known["writers"] = [{"pid": p.pid, "name": p.name} for p in self.writers]
+        for key, processes in (("writers", self.writers), ("orphans", self.orphans)):
+            if processes:
+                known[key] = [{"pid": p.pid, "name": p.name} for p in processes]
         return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),
                 "lines_read": self.lines_read, **known,
                 **ScanResult(source=self.source, lines=self.last_line).to_dict()}

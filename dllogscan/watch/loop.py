@@ -202,7 +202,8 @@ def _poll(state: Watch, job: Job, clock: Callable[[], float],
           sleep: Callable[[float], None]) -> tuple[float, list[tuple[str, ScanResult]]]:
     """One poll: when, and the reports due. Once the job's processes have gone, the last: what is
     left is read after one settle time (its last writes land: a reader of its pipe, ``tee``,
-    writes after it) and ``state.ended`` says ``exited``, unless a new writer took over."""
+    writes after it) and ``state.ended`` says ``exited``, unless a new writer took over, or the
+    children the job left running wrote since (``Job.taken_over``)."""
     now = clock()
     if not job.gone():
         return now, state.tick(now)
@@ -236,7 +237,8 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
     def outcome(why: str) -> Outcome:
         finish = state.arrivals.finish if why == "finished" else None
         return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid,
-                       finish.line if finish is not None else None, job.writers)
+                       finish.line if finish is not None else None, job.writers,
+                       job.orphans if why == "exited" else ())
 
     try:
         while True:

@@ -4,7 +4,7 @@ process, where there is a ``/proc`` (Linux)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
@@ -21,12 +21,13 @@ START_FIELD = 22 - 3
 @dataclass(frozen=True)
 class Process:
     """A process as it was when the watch first saw it: its pid, its start time (field 22 of
-    ``/proc/PID/stat``, clock ticks after boot; None without ``/proc``) and its name, made safe to
-    print."""
+    ``/proc/PID/stat``, clock ticks after boot; None without ``/proc``), its name, made safe to
+    print, and its parent's pid then (field 4; None without ``/proc``; not compared)."""
 
     pid: int
     start: int | None = None
     name: str = ""
+    parent: int | None = field(default=None, compare=False)
 
     def label(self) -> str:
         return f"{self.pid} ({self.name})" if self.name else str(self.pid)
@@ -47,11 +48,6 @@ def _start(fields: list[bytes]) -> int | None:
     return int(fields[START_FIELD]) if len(fields) > START_FIELD and fields[START_FIELD].isdigit() else None
 
 
-def start_time(pid: int, proc: Path = PROC) -> int | None:
-    """When ``pid`` started (field 22 of its ``/proc/PID/stat``); None where it cannot be read."""
-    return _start(_fields(pid, proc))
-
-
 def name_of(pid: int, proc: Path = PROC) -> str:
     """Its command name (``/proc/PID/comm``, else the first word of its command line), each control
     and undecodable byte written as an escape; empty where neither can be read."""
@@ -66,8 +62,10 @@ def name_of(pid: int, proc: Path = PROC) -> str:
 
 
 def identify(pid: int, proc: Path = PROC) -> Process:
-    """``pid`` as it is now: its start time and name."""
-    return Process(pid, start_time(pid, proc), name_of(pid, proc))
+    """``pid`` as it is now: its start time, name and parent."""
+    fields = _fields(pid, proc)
+    parent = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    return Process(pid, _start(fields), name_of(pid, proc), parent)
 
 
 def alive(pid: int, start: int | None = None, proc: Path = PROC) -> bool:

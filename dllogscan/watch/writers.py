@@ -25,7 +25,14 @@ Rules:
   it still runs and holds the file, or when it has exited and the file gained more than one line
   after it was sighted (a job that failed at once; the lines are the file's, whoever wrote them).
   One that exits, or lets the file go, with one line or none (``echo line >> train.log`` from
-  another shell) is forgotten: its end is not the job's, and the watch goes on as before it.
+  another shell) is forgotten: its end is not the job's, and the watch goes on as before it;
+- the end: every process of the job has exited, or those left are orphans: a writer whose parent,
+  when it was sighted, was a writer that has exited since (the kernel gave it to init or to a
+  subreaper), or a writer such an orphan started; a DataLoader worker that outlived its main
+  process, the inherited log still open. The job has ended, the orphans named (a leak to look
+  into), unless the file grows in the ``settle`` time after: then they are the job's, and their
+  own exit ends it. A job that starts its successor and exits (a launcher) is taken for ended if
+  the successor writes nothing for that ``settle`` time (``--pid`` then).
 """
 from __future__ import annotations
 
@@ -170,7 +177,7 @@ class Sighting:
 class Job:
     """The processes whose end ends the watch: ``--pid``'s, or the file's writers (``finder`` None:
     not looked for), told apart and looked for as the rules above say at polls ``interval`` seconds
-    apart. ``say`` is told of each taken for the job's."""
+    apart. ``say`` is told of each taken for the job's, and of orphans that write on."""
 
     def __init__(self, pid: int | None, finder: Finder | None, say: Callable[[str], None],
                  interval: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -179,6 +186,10 @@ class Job:
         self.proc = PROC if finder is None else finder.proc
         self.processes: list[Process] = [] if pid is None else [identify(pid, self.proc)]
         self.sighted: list[Sighting] = []
+        #: once the job has ended: its writers that still run, all children it left behind
+        self.orphans: tuple[Process, ...] = ()
+        self.adopted: set[int] = set()  # orphans that wrote after the job ended: the job's own
+        self.mark: tuple[int, int, int] | None = None  # where the file ended when orphans were left
         self._look(START_BUDGET_S)
 
     @property
@@ -215,17 +226,41 @@ class Job:
             self.say(f"writers of {escape(self.finder.path)}: {listing(taken)}; the watch ends when they have exited "
                      "(--no-writers: not)")
 
+    def _orphaned(self, running: list[Process]) -> tuple[Process, ...]:
+        """Those of ``running`` whose parent, when they were seen, was a writer that has gone since
+        (the kernel gave them to init or a subreaper), or one of these: the children a job left."""
+        ended = {p.pid for p in self.processes if p not in running}
+        left = [p for p in running if p.pid not in self.adopted]
+        orphans: list[Process] = []
+        while more := [p for p in left if p.parent in ended and p not in orphans]:
+            orphans += more
+            ended |= {p.pid for p in more}
+        return tuple(orphans)
+
     def gone(self) -> bool:
-        """A poll: whether the job has ended, all its processes gone. False while none is known, or
-        a writer sighted is still to be told apart."""
+        """A poll: whether the job has ended, all its processes gone but orphans (``orphans``).
+        False while none is known, or a writer sighted is still to be told apart."""
         if self.sighted:
             self._tell_apart(self.clock())
         self._look(self.budget)
         if not self.processes or self.sighted:
             return False
-        return not any(alive(p.pid, p.start, self.proc) for p in self.processes)
+        running = [p for p in self.processes if alive(p.pid, p.start, self.proc)]
+        self.orphans = self._orphaned(running) if self.finder is not None else ()
+        if self.orphans and len(self.orphans) == len(running):
+            self.mark = self.finder.where() if self.finder is not None else None
+        return len(self.orphans) == len(running)
 
     def taken_over(self) -> bool:
-        """Once the job has ended: whether a last whole pass sights a new writer (to be told apart at
-        the next polls)."""
-        return self._look(START_BUDGET_S, anew=True)
+        """Once the job has ended: whether it goes on, as a last whole pass sights a new writer (to be
+        told apart at the next polls), or the orphans it left wrote to the file since (they are the
+        job's then, and their end ends it)."""
+        if self._look(START_BUDGET_S, anew=True):
+            return True
+        if not self.orphans or self.finder is None or self.finder.where() == self.mark:
+            return False
+        self.say(f"{listing(self.orphans)}, left running when their parent exited, wrote to "
+                 f"{escape(self.finder.path)} since: the watch ends when they have exited")
+        self.adopted |= {p.pid for p in self.orphans}
+        self.orphans = ()
+        return True

@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
 
 How it ends ("reason" in JSON): found (a report ended it), exited (the
 --pid process has gone; without --pid, the processes on this machine that
-write the log, found in /proc, have gone), finished (the log said the run
+write the log, found in /proc, have gone, but for orphaned children that
+write nothing more, which are named), finished (the log said the run
 finished, e.g. Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
 and then went quiet for as long as a stall takes), timeout, interrupted
 (Ctrl-C or SIGTERM).
