@@ -232,6 +232,19 @@ def test_timeout_with_nothing_found_is_exit_0_and_one_summary_line(tmp_path):
     assert rc == 1 and events[0]["diagnoses"][0]["evidence"][0]["line"] == 1
 
 
+def test_a_failure_printed_before_the_timeout_is_decided_at_it_not_dropped(tmp_path):
+    """``--timeout`` is how long the watch runs, not how long a silence may last (``--stall``): at it,
+    a failure whose text has not settled yet is decided at once and reported, then the summary."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    watch = Watch(log, "--timeout", "2s", "--settle", "10s", "--no-writers", fmt="text")
+    watch.wait_for("following")
+    append(log, (0.2, BUS))
+    rc, _ = watch.finish()
+    assert rc == 1 and "DataLoader failure printed (line 6)" in watch.out[0], (watch.out, watch.err)
+    assert watch.out[-1].endswith("(timeout; 1 new line read, up to line 6)\n") and "1 report in 2." in watch.out[-1]
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_is_exit_0_with_the_summary(tmp_path, sig):
     log = tmp_path / "train.log"

@@ -31,9 +31,9 @@ WINDOW_BYTES = 1 << 20
 @dataclass(frozen=True)
 class Options:
     """How to watch: ``stall``, ``timeout``, ``interval`` and ``settle`` in seconds (``stall``
-    None: the threshold ``correlate/stall.py`` measures; ``timeout`` None: until stopped); ``pid``
-    the job's process, whose end ends the watch; without it, ``writers``: look for the processes
-    that write the file (``writers.py``), whose end ends it as well."""
+    None: the threshold ``correlate/stall.py`` measures; ``timeout``: the watch's length, None:
+    until stopped); ``pid`` the job's process, whose end ends the watch; without it, ``writers``:
+    look for the processes that write the file (``writers.py``), whose end ends it as well."""
 
     interval: float = 1.0
     stall: float | None = None
@@ -118,8 +118,8 @@ class Watch:
         return due
 
     def drain(self, now: float) -> list[tuple[str, ScanResult]]:
-        """The last read, once the job's process is gone: what is left, decided at once (nothing
-        more will come to settle) and never a stall."""
+        """The last read, once the job's process is gone or at the timeout: what is left, decided at
+        once (nothing more will come to settle, or be waited for) and never a stall."""
         due = self._read(now)
         return due + (self._decide() if self.pending else [])
 
@@ -243,6 +243,9 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
     try:
         while True:
             now, due = _poll(state, job, clock, sleep)
+            if not state.ended and options.timeout is not None and now - start >= options.timeout:
+                state.ended = "timeout"
+                due += state.drain(now)  # a failure still settling is decided now, not dropped
             for kind, result in due:
                 report(Event(kind, result, now - start, state.wall()))
                 reports += 1
@@ -250,9 +253,6 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
                     return outcome("found")
             if state.ended:
                 reason = state.ended
-                break
-            if options.timeout is not None and now - start >= options.timeout:
-                reason = "timeout"
                 break
             left = options.interval if options.timeout is None else start + options.timeout - now
             sleep(max(0.0, min(options.interval, left)))

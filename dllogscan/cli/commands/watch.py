@@ -13,6 +13,10 @@ PID_HELP = ("The job's process: once it has gone, read the rest of the log, repo
             "end (reason exited); no stall is reported after it. Without it, the processes on this machine "
             "that hold the log open for writing are taken for the job (Linux).")
 NO_WRITERS_HELP = "Do not look for the processes that write the log (without --pid, only the log says when it ends)."
+TIMEOUT_HELP = ("How long to watch in all, from the start (90s, 30m, 2h; a bare number is seconds), whatever the "
+                "job does: then stop, reason timeout, exit 0 unless something was reported (a failure still "
+                "settling is decided first). No threshold for a silence (that is --stall), unlike repro's "
+                "--timeout, after which a rung is a hang.")
 STALL_HELP = ("Report a stall after this long without a progress line (90s, 30m, 2h). Default: the larger of "
               "10 min and 30 times the interval at which progress has been arriving.")
 
@@ -60,8 +64,7 @@ process), or a file that cannot be read or is not a text log.
         stall: Optional[str] = typer.Option(None, "--stall", metavar="DURATION", help=STALL_HELP),
         keep_going: bool = typer.Option(False, "--keep-going",
                                         help="Print each report and go on watching (exit 1 at the end if any)."),
-        timeout: Optional[str] = typer.Option(None, "--timeout", metavar="DURATION",
-                                              help="Stop watching after this long (90s, 30m, 2h)."),
+        timeout: Optional[str] = typer.Option(None, "--timeout", metavar="DURATION", help=TIMEOUT_HELP),
         interval: str = typer.Option("1s", "--interval", metavar="DURATION", help="How often to look at the file."),
         settle: str = typer.Option("2s", "--settle", metavar="DURATION",
                                    help="Quiet time after a failure's first words before deciding (a traceback "
