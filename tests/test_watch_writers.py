@@ -16,7 +16,7 @@ import pytest
 from dllogscan.watch import process
 from dllogscan.watch.events import Outcome
 from dllogscan.watch.process import Process
-from dllogscan.watch.writers import Finder, Job, listing
+from dllogscan.watch.writers import RELOOK_POLLS, Finder, Job, listing
 from tests.conftest import progress_lines
 from tests.test_watch import BUS, FIT_ENDED, Watch
 
@@ -135,6 +135,18 @@ def test_a_job_ends_when_its_writers_have_gone_unless_a_new_one_took_over(tmp_pa
     assert ended.why() == f"writers {os.getpid()} (prep), {os.getppid()} (train) exited"
     assert ended.to_dict()["writers"] == [{"pid": os.getpid(), "name": "prep"}, {"pid": os.getppid(), "name": "train"}]
     assert "writers" not in Outcome(str(log), "exited", 0, 1.0, 2, 2, pid=42).to_dict()
+
+
+def test_once_writers_are_known_a_new_pass_begins_every_tenth_poll(tmp_path):
+    log, proc, job, said, clock = fake_job(tmp_path)
+    fake_proc(proc, os.getpid(), [(log, APPEND)], name="train")
+    assert not job.gone()  # poll 1: sighted
+    clock.now = 1.0
+    assert not job.gone() and len(job.writers) == 1  # poll 2: the job's
+    fake_proc(proc, os.getppid(), [(log, APPEND)], name="eval")
+    for poll in range(3, RELOOK_POLLS):
+        assert not job.gone() and job.sighted == [], poll
+    assert not job.gone() and [s.process.name for s in job.sighted] == ["eval"]  # poll 10
 
 
 def test_a_writer_sighted_mid_watch_is_the_jobs_only_when_it_holds_on_or_leaves_lines(tmp_path):

@@ -15,12 +15,13 @@ Rules:
   interval, the less. However many processes the machine runs, no poll is
   slowed by more than about 20 ms, nor the watch's time spent on passes by more than 2 %; a
   machine that needs more takes several polls for a pass;
-- when: at start, then at each poll, whether or not some are known (a job started after the
-  watch, a file created later, a second job appending to the same log, DataLoader workers forked
-  once the job runs); once the job has ended, one last pass after the ``settle`` time, as at
-  start (the next command of a script that appends to the same log takes over, and so does a job
-  that a wrapper restarted by then; a slower restart is taken for the end: ``--pid`` the
-  wrapper's). A known writer costs a poll one ``process.alive`` (about 20 us);
+- when: at start; at each poll while none is known (a job started after the watch, a file created
+  later) or a pass is under way; once some are known, a new pass every ``RELOOK_POLLS`` polls (a
+  second job appending to the same log, DataLoader workers forked once the job runs: found within
+  seconds, for a tenth of the cost); once the job has ended, one last pass after the ``settle``
+  time, as at start (the next command of a script that appends to the same log takes over, and so
+  does a job that a wrapper restarted by then; a slower restart is taken for the end: ``--pid``
+  the wrapper's). A known writer costs a poll one ``process.alive`` (about 20 us);
 - the job's writers: a writer sighted is taken for the job's when, an ``interval`` or more later,
   it still runs and holds the file, or when it has exited and the file gained more than one line
   after it was sighted (a job that failed at once; the lines are the file's, whoever wrote them).
@@ -49,6 +50,8 @@ START_BUDGET_S = 1.0
 #: a poll's part of a pass: at most this long, and this share of the interval between polls
 POLL_BUDGET_S = 0.02
 POLL_SHARE = 0.02
+#: once writers are known, a new pass begins every this many polls
+RELOOK_POLLS = 10
 #: the most bytes read to count the lines a writer that has exited left
 COUNT_BYTES = 1 << 16
 #: the most writers a line names (DataLoader workers inherit the job's standard output)
@@ -186,6 +189,7 @@ class Job:
         self.proc = PROC if finder is None else finder.proc
         self.processes: list[Process] = [] if pid is None else [identify(pid, self.proc)]
         self.sighted: list[Sighting] = []
+        self.polls = 0
         #: once the job has ended: its writers that still run, all children it left behind
         self.orphans: tuple[Process, ...] = ()
         self.adopted: set[int] = set()  # orphans that wrote after the job ended: the job's own
@@ -242,7 +246,9 @@ class Job:
         False while none is known, or a writer sighted is still to be told apart."""
         if self.sighted:
             self._tell_apart(self.clock())
-        self._look(self.budget)
+        self.polls += 1
+        if not self.processes or self.polls % RELOOK_POLLS == 0 or (self.finder is not None and self.finder.left):
+            self._look(self.budget)
         if not self.processes or self.sighted:
             return False
         running = [p for p in self.processes if alive(p.pid, p.start, self.proc)]
