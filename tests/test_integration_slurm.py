@@ -280,6 +280,16 @@ def test_scontrol_values_with_spaces_keep_them(out, err):
     assert free <= known and "StdErr" in free
 
 
+def test_scontrol_fields_of_slurm_23_02_end_a_value_and_extra_is_written_by_the_user():
+    """Slurm 23.02's job fields (``Switches``, ``FailedNode``, ...) end the value before them; the
+    user's own ``--extra`` string goes on over a capitalised word of its own."""
+    line = ("JobId=7 JobName=a b Extra=team=vision Seed=3 Switches=1@00:00:00 FailedNode=gpu1 "
+            "StdErr=/s/x y.err StdOut=/s/x y.out")
+    fields = parse_scontrol(line, "7") or {}
+    assert fields["Extra"] == "team=vision Seed=3" and fields["Switches"] == "1@00:00:00"
+    assert fields["FailedNode"] == "gpu1" and fields["StdErr"] == "/s/x y.err"
+
+
 SECRET = "RuntimeError: DataLoader worker (pid 31337) is killed by signal: Bus error. root-only-secret\n"
 
 
