@@ -7,8 +7,8 @@ from typing import Any
 
 from ..advise.fixes import human
 from ..core.printable import strip_controls
-from .repro import Rung, loader_of
-from .shards import unsharded
+from .repro import Rung
+from .shards import loader_of, unsharded
 from .stacks import WHY, innermost_frames
 
 TRACEBACK_RE = re.compile(r"^Traceback \(most recent call last\):", re.M)

@@ -16,7 +16,7 @@ from ..core.errors import UsageError
 from ..core.models import Diagnosis, Evidence
 from ..scan.scanner import Scanner
 from . import stacks
-from .shards import Yielded
+from .shards import Yielded, loader_of  # noqa: F401 (loader_of: part of this module's interface)
 from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK
 from .supervise import LOG_FILE, run_child, waiting_text
 
@@ -191,9 +191,3 @@ def ladder(settings: Settings, scanner: Scanner | None = None, cwd: str | None =
             continue
         rungs.append(run_rung(settings, n, scanner, cwd))
     return rungs
-
-
-def loader_of(rungs: list[Rung]) -> dict[str, Any] | None:
-    """What the ladder's loader was (every rung builds it from the same factory and options), from
-    the first rung that built one; None where none did."""
-    return next((r.loader for r in rungs if r.loader), None)

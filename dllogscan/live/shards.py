@@ -250,7 +250,7 @@ def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
             said += (f"; {c.copies} of its first {len(c.yielded.fingerprints)} batches repeat earlier ones "
                      f"(num_workers={ref.workers}'s first batch arrived {c.first} times)")
         lines.append(f"num_workers={c.workers}: {said}")
-    loader = next((r.loader for r in rungs if r.loader), None)  # every rung builds the same one
+    loader = loader_of(rungs)
     init, said = _user_init(loader)
     datapipe = bool(loader and loader.get("datapipe"))
     if datapipe:
@@ -263,6 +263,12 @@ def unsharded(rungs: list[Rung]) -> dict[str, Any] | None:
             "rungs": [{"workers": c.workers, "times": None if c.times is None else round(c.times, 2),
                        "repeated_batches": c.copies, "first_batch_arrivals": c.first} for c in found],
             "fix": FIX_DATAPIPE if datapipe else FIX}
+
+
+def loader_of(rungs: list[Rung]) -> dict[str, Any] | None:
+    """What the ladder's loader was (every rung builds it from the same factory and options), from
+    the first rung that built one; None where none did."""
+    return next((r.loader for r in rungs if r.loader), None)
 
 
 def _user_init(loader: dict[str, Any] | None) -> tuple[str | None, str]:
