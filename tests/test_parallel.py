@@ -164,3 +164,15 @@ def test_split_scan_equals_single_scan_with_unicode_blanks(tmp_path, monkeypatch
     assert one.folded
     for name in ("hits", "lines", "bytes_read", "head", "tail", "prefix", "read_error", "folded"):
         assert getattr(split, name) == getattr(one, name), name
+
+
+def test_split_scan_equals_single_scan_on_a_line_of_repeated_failures(tmp_path, monkeypatch):
+    """A line of one failure repeated across several workers' rounds: each round matches as many
+    of its windows (``limits.LINE_WINDOWS``) whichever process reads it."""
+    line = ("DataLoader worker exited unexpectedly " * 40000).encode()
+    path = tmp_path / "spam.log"
+    path.write_bytes(_log(8)[: 5 * scan_mod.CHUNK] + line + b"\n" + _log(9)[: 3 * scan_mod.CHUNK])
+    one_result, one = _outputs(path, "python", 1, monkeypatch)
+    split_result, split = _outputs(path, "python", 4, monkeypatch)
+    assert split_result == one_result
+    assert split.hits == one.hits

@@ -6,6 +6,11 @@ LOOKBEHIND = 64 << 10
 LOOKAHEAD = 256 << 10
 MAX_LINE = 16 << 10
 WINDOW = 2048
+#: windows of lines longer than MAX_LINE matched in one round: at most LINE_WINDOWS of one line and
+#: ROUND_WINDOWS in all, the rest of such a line passed over in that round (``output.WindowBudget``);
+#: one line of a repeated failure had a window matched every 2 KB (200 MB of it took 14 s)
+LINE_WINDOWS = 32
+ROUND_WINDOWS = 128
 #: a message wrapped across two lines (matcher._join): a line longer than this is not joined to a
 #: neighbour; a piece of a split long line (a line of repeated keywords) would otherwise be cleaned
 #: and searched again for each of its neighbours

@@ -111,6 +111,44 @@ def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
         end = min(len(data), pos + limits.WINDOW) if pos + limits.MAX_LINE < len(data) else len(data)
     return start, end
 
+
+def cut(data: bytes, start: int, end: int) -> bool:
+    """Whether ``line_bounds`` gave a window of a longer line: a bound that is not a line's."""
+    return (start > 0 and data[start - 1] != 10) or (end < len(data) and data[end] != 10)
+
+
+class WindowBudget:
+    """The windows of over-long lines one round has matched: ``limits.LINE_WINDOWS`` of one line,
+    ``limits.ROUND_WINDOWS`` in all. A window over either is passed over with the rest of its line
+    in this round (the next round counts afresh), so a line of keywords repeated for hundreds of
+    megabytes costs a few windows per round, not one every ``WINDOW`` bytes. A dry round
+    (``parallel.py``) counts as the real one does."""
+
+    def __init__(self) -> None:
+        self.last = -1  # the start of the last window counted
+        self.in_line = 0
+        self.in_round = 0
+
+    def skip_to(self, data: bytes, start: int, end: int) -> int | None:
+        """Where to go on from when the window ``data[start:end]`` is over budget: the end of its
+        line (or of the data); None to match it (a whole line is never counted)."""
+        if not cut(data, start, end):
+            return None
+        if self.last < 0 or data.find(b"\n", self.last, start) != -1:
+            self.in_line = 0  # another line
+        self.last = start
+        self.in_line += 1
+        self.in_round += 1
+        if self.open():
+            return None
+        nl = data.find(b"\n", end)
+        return nl if nl != -1 else len(data)
+
+    def open(self) -> bool:
+        """Whether the last window counted was within budget."""
+        return self.in_line <= limits.LINE_WINDOWS and self.in_round <= limits.ROUND_WINDOWS
+
+
 def lines_after(data: bytes, end: int, count: int, lineno: int,
                 memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
     """Up to ``count`` clean non-empty lines after the line ending at ``end`` (``lineno``), numbered."""
@@ -132,18 +170,25 @@ def lines_after(data: bytes, end: int, count: int, lineno: int,
 
 def lines_before(data: bytes, start: int, count: int, lineno: int,
                  memo: "LineMemo | None" = None) -> tuple[tuple[int, str], ...]:
-    """Up to ``count`` clean non-empty lines before the line starting at ``start`` (``lineno``), numbered."""
+    """Up to ``count`` clean non-empty lines before the line starting at ``start`` (``lineno``),
+    numbered. A line longer than ``MAX_LINE`` gives its last ``WINDOW`` bytes and ends the walk (as
+    ``line_bounds`` cuts it); until session 63 it was read from the round's first byte, so each hit
+    in a long line cleaned megabytes of data for one 600-character excerpt."""
     out = []
     stop = start - 1
     clean = memo.clean if memo is not None else linememo.clean_slice
     for i in range(1, count + 1):
         if stop < 0:
             break
-        begin = data.rfind(b"\n", max(0, stop - limits.MAX_LINE), stop) + 1
+        lo = max(0, stop - limits.MAX_LINE)
+        begin = data.rfind(b"\n", lo, stop) + 1
+        cut = begin == 0 and lo > 0
+        if cut:
+            begin = stop - limits.WINDOW
         text = clean(data, begin, stop)
         if text:
             out.append((lineno - i, text[:limits.MAX_EVIDENCE_CHARS]))
-        if begin == 0:
+        if begin == 0 or cut:
             break
         stop = begin - 1
     out.reverse()

@@ -6,12 +6,12 @@ A line longer than ``MAX_LINE`` is matched in a window around the keyword. Sizes
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 from . import limits
 from .linememo import LineMemo
 from .matcher import LineMatcher, cap
-from .output import RoundState, ScanOutput, line_bounds
+from .output import RoundState, ScanOutput, WindowBudget, line_bounds
 from .parallel import try_parallel
 from .prefilter import Prefilter, make_prefilter
 from ..core.errors import SourceError
@@ -23,6 +23,19 @@ from ..sources.streams import STREAM_ERRORS, describe_read_error
 def _any_signature(sig) -> bool:
     """With no round screen, any signature below its cap may match."""
     return True
+
+
+def _line_positions(prefilter: Prefilter, data: bytes, start: int, end: int,
+                    budget: WindowBudget) -> Iterator[int]:
+    """The keyword positions of ``data[start:end]``, which holds no newline, a segment at a time
+    while its windows are within ``budget``: past that, the scanner passes over the rest of the
+    line, so the positions the prefilter would find there (one per 38 bytes of a repeated
+    failure, each a Python call) are not looked for."""
+    step = limits.WINDOW * limits.LINE_WINDOWS
+    while start < end and budget.open():
+        stop = min(end, start + step)
+        yield from prefilter.positions(data, start, stop)
+        start = stop
 
 
 class Scanner(LineMatcher):
@@ -131,9 +144,16 @@ class Scanner(LineMatcher):
             if not is_dry and data and (final or len(data) > limits.LOOKAHEAD) and out.wants_head():
                 out.keep_head(data)
             proc_end = len(data) if final else max(search_from, len(data) - limits.LOOKAHEAD)
-            positions = self.prefilter.positions(data, search_from, proc_end)
+            budget = WindowBudget()
+            if proc_end - search_from > limits.MAX_LINE and data.find(b"\n", search_from, proc_end) == -1:
+                # one line: a round screen has nothing to read (plain_lines), and its keywords
+                # are found only as far as its windows' budget goes
+                positions, many = _line_positions(self.prefilter, data, search_from, proc_end, budget), False
+            else:
+                positions = self.prefilter.positions(data, search_from, proc_end)
+                many = len(positions) >= limits.SCREEN_MIN_POSITIONS
             if not is_dry:
-                out.memo = LineMemo(data, many=len(positions) >= limits.SCREEN_MIN_POSITIONS)
+                out.memo = LineMemo(data, many=many)
             # Newlines are counted once per byte: up to each hit, then on to where the next round starts.
             counted_to, line_at = 0, base_line
             fresh: set[int] = set()
@@ -145,6 +165,10 @@ class Scanner(LineMatcher):
                 if dead is not None and dead(pos):
                     continue  # its anchor leads nowhere in this round (a later one may)
                 start, end = line_bounds(data, pos)
+                skip = budget.skip_to(data, start, end)
+                if skip is not None:
+                    last_end = skip  # a long line's windows over this round's budget
+                    continue
                 last_end = max(end, pos + 1)
                 absolute = data_offset + start
                 if absolute in st.done_lines:
