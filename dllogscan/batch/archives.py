@@ -21,7 +21,7 @@ from typing import BinaryIO, Callable, Iterator
 
 from ..sources.archives import ZipSpent, open_zip, zip_name
 from ..sources.streams import MAX_INFLATE_RATIO, STREAM_ERRORS, CutShort, LimitedReader, PeekedStream
-from . import tarstream
+from . import tarstream, ziplocal
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 ZIP_SUFFIXES = (".zip",)
@@ -232,26 +232,42 @@ def open_tar(raw: CountingReader) -> tuple[tarfile.TarFile, "tarstream.GzipStrea
     return tarfile.open(fileobj=stream, mode="r|"), stream
 
 
+def _refused(name: str, size: int, compressed: int | None, flags: int, count: int, total: int,
+             limits: Limits) -> tuple[Member | None, bool]:
+    """The error row of a zip member its stated sizes or flags rule out, and whether the rest of
+    the archive goes unread too; (None, False) for a member to read. ``compressed`` None: unstated."""
+    if count > limits.members or total > limits.total_bytes:
+        return Member(name, None, size, error="archive over its member-count or size limit; rest not read"), True
+    if compressed is not None and size > limits.ratio_floor and size > limits.ratio * max(compressed, 1):
+        return Member(name, None, size, error=f"member decompresses more than {limits.ratio}x its size "
+                                              "(a compression bomb?); not read"), False
+    if flags & 0x1:
+        return Member(name, None, size, error="encrypted zip member; not read"), False
+    return None, False
+
+
 def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally) -> Iterator[Member]:
+    try:
+        zf = open_zip(raw)  # a bad UTF-8-flagged name costs its own member only
+    except zipfile.BadZipFile as exc:
+        raw.seek(0)
+        yield from _iter_local_zip(raw, prefix, limits, depth, tally, _one_line(exc))
+        return
     total = 0
     spent = ZipSpent(raw)  # capped at the file's size: entries may share one member's data
     if tally.consumed is None:
         tally.consumed = spent
-    with open_zip(raw) as zf:  # a bad UTF-8-flagged name costs its own member only
+    with zf:
         for count, info in enumerate(zf.infolist(), start=1):
             if info.is_dir():
                 continue
             name = prefix + zip_name(info)  # its bytes, as a tar's names: zipfile reads cp437
             total += info.file_size
-            if count > limits.members or total > limits.total_bytes:
-                yield Member(name, None, info.file_size, error="archive over its member-count or size limit; rest not read")
-                return
-            if info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(info.compress_size, 1):
-                yield Member(name, None, info.file_size, error=f"member decompresses more than {limits.ratio}x its size "
-                                                               "(a compression bomb?); not read")
-                continue
-            if info.flag_bits & 0x1:
-                yield Member(name, None, info.file_size, error="encrypted zip member; not read")
+            refused, stop = _refused(name, info.file_size, info.compress_size, info.flag_bits, count, total, limits)
+            if refused is not None:
+                yield refused
+                if stop:
+                    return
                 continue
             if stat.S_ISLNK(info.external_attr >> 16):  # zip -y: the member's text is the link's target
                 yield Member(name, None, 0, error=f"is a symbolic link to {_zip_target(zf, info)}{LINK_TAIL}")
@@ -271,3 +287,46 @@ def _iter_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
                     yield from _nested(stream, name, info.file_size, limits, depth, tally)  # type: ignore[arg-type]
                 else:
                     yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.file_size, mtime)  # type: ignore[arg-type]
+
+
+def _iter_local_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tally,
+                    reason: str) -> Iterator[Member]:
+    """A zip whose central directory cannot be read (``reason``: a zip cut short at its end), its
+    members read from their local headers (``ziplocal.py``) under the same limits; then the
+    archive's error row, which says so. Each member the headers show gets its row, and the one
+    the archive ends inside keeps what it holds, its row's error saying where it was cut."""
+    total = found = 0
+    archive = prefix[:-2] if prefix.endswith("!/") else prefix
+    last = ""
+    try:
+        for count, (header, member) in enumerate(ziplocal.members(raw, limits, tally, BOMB_ERROR.format(limits.ratio)), start=1):
+            found, last = count, header.name
+            if header.name.endswith("/"):
+                continue
+            name = prefix + header.name
+            total += header.size
+            refused, stop = _refused(name, header.size, header.compressed if header.sized else None,
+                                     header.flags, count, total, limits)
+            if refused is not None or member is None:
+                yield refused or Member(name, None, header.size, error=ziplocal.not_read(header))
+                if stop:
+                    return
+                continue
+            size = header.size if header.sized else limits.member_bytes + 1  # unstated: read as a large one
+            if archive_kind(header.name):
+                yield from _nested(member, name, size, limits, depth, tally)  # type: ignore[arg-type]
+            else:
+                yield Member(name, LimitedReader(member, limits.member_bytes, name), size, header.mtime)  # type: ignore[arg-type]
+        stopped = "the members end there"
+    except ziplocal.ArchiveBomb as exc:
+        yield Member(archive, None, 0, error=str(exc))
+        return
+    except CutShort:
+        stopped = f"the archive ends inside {last}"
+    except (ValueError, *ARCHIVE_ERRORS) as exc:
+        stopped = _one_line(exc)
+    if not found:
+        yield Member(archive, None, 0, error=f"corrupt or truncated archive: {reason}; members after this point not read")
+        return
+    yield Member(archive, None, 0, error=f"corrupt or truncated archive: no readable central directory ({reason}); "
+                                         f"{found} members read from their local headers, then {stopped}")

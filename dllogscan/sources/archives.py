@@ -103,6 +103,12 @@ def zip_name(info: zipfile.ZipInfo, metadata_encoding: str | None = None) -> str
     return _sanitized(raw.decode("utf-8", "surrogateescape"))
 
 
+def local_name(raw: bytes) -> str:
+    """A name as a local file header spells it (a zip read without its central directory): read
+    as ``zip_name`` reads a name's bytes, flagged UTF-8 or not."""
+    return _sanitized(raw.decode("utf-8", "surrogateescape"))
+
+
 def _sanitized(name: str) -> str:
     """What zipfile does to every name: cut at a NUL, and ``/`` as the only separator."""
     name = name.split("\x00", 1)[0]
