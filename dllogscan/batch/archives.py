@@ -15,6 +15,7 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from contextlib import contextmanager
 from datetime import datetime
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
@@ -103,8 +104,8 @@ class TarMember(io.RawIOBase):
     read that comes up short, and the end of a cut log is where its failure is). ``tarfile``'s next
     header read then finds the stream short and raises its own "unexpected end of data"."""
 
-    def __init__(self, tf: tarfile.TarFile, info: tarfile.TarInfo) -> None:
-        self.stream, self.left, self.cut = tf.fileobj, info.size, False
+    def __init__(self, tf: tarfile.TarFile, info: tarfile.TarInfo, gzip: "tarstream.GzipStream | None") -> None:
+        self.stream, self.left, self.cut, self.gzip = tf.fileobj, info.size, False, gzip
         self.stream.seek(info.offset_data)  # type: ignore[union-attr]
 
     def readable(self) -> bool:
@@ -113,7 +114,7 @@ class TarMember(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         if self.cut:
             self.cut = False
-            raise CutShort("the archive ends inside this member")
+            raise CutShort(self.gzip.why() if self.gzip is not None else "the archive ends inside this member")
         want = self.left if size < 0 else min(size, self.left)
         data = self.stream.read(want) if want > 0 else b""  # type: ignore[union-attr]
         self.left -= len(data)
@@ -191,7 +192,7 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
         tally.consumed = lambda: counted.count
     total = count = 0
     tf, plain = open_tar(counted)
-    with tf:
+    with tf, _told(plain):
         for info in tf:
             if info.isdir():
                 continue
@@ -210,7 +211,7 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
             if not tally.add(info.size, limits):
                 yield Member(name, None, info.size, error=BOMB_ERROR.format(limits.ratio))
                 return
-            stream = tf.extractfile(info) if info.sparse is not None else TarMember(tf, info)
+            stream = tf.extractfile(info) if info.sparse is not None else TarMember(tf, info, plain)
             if stream is None:
                 continue
             if archive_kind(info.name):
@@ -219,6 +220,18 @@ def _iter_tar(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tally: Tal
             yield Member(name, LimitedReader(stream, limits.member_bytes, name), info.size, info.mtime)  # type: ignore[arg-type]
         if plain is not None:
             plain.finish()  # the data stopped short of the archive's end: say so
+
+
+@contextmanager
+def _told(plain: "tarstream.GzipStream | None") -> Iterator[None]:
+    """Where ``tarfile`` fails on the data a gzip stream stopped short of giving it (its next
+    header found short), the stream's own failure is raised instead: bad data says so."""
+    try:
+        yield
+    except ARCHIVE_ERRORS:
+        if plain is not None:
+            plain.finish()
+        raise
 
 
 def open_tar(raw: CountingReader) -> tuple[tarfile.TarFile, "tarstream.GzipStream | None"]:

@@ -56,11 +56,12 @@ class GzipStream(io.RawIOBase):
     """The inflated bytes of one gzip stream read from ``raw`` (past its 3 magic bytes), as
     ``tarfile``'s own ``r|gz`` reader makes them: the header skipped, the file read in records of
     ``RECORD`` bytes, each inflated whole as raw deflate (the trailer's CRC is not checked, as
-    tarfile does not), bad data an immediate ``invalid compressed data``. Where the file ends before the gzip stream
-    does, the bytes before are delivered and the stream then ends quietly (``tarfile`` asks for
-    whole records and drops those it gathered when a read raises: the last lines of a member the
-    cut falls in); "unexpected end of data" is raised by ``finish``, or by ``tarfile`` itself when
-    the member it reads comes up short."""
+    tarfile does not). Where the file ends before the gzip stream does, or a record holds bad
+    data, the bytes inflated before are delivered and the stream then ends quietly (``tarfile``
+    asks for whole records and drops those it gathered when a read raises: the last lines of a
+    member the cut falls in, up to 4 MB, and until session 63 all a corrupt member had inflated);
+    "unexpected end of data" or "invalid compressed data" is raised by ``finish`` (``why`` tells
+    which), ``tarfile`` meanwhile finding the member it reads, or its next header, short."""
 
     def __init__(self, raw: BinaryIO) -> None:
         self.raw = raw
@@ -82,9 +83,11 @@ class GzipStream(io.RawIOBase):
                 break
             try:
                 out = self.inflater.decompress(data)
-            except self.errors as exc:
+            except self.errors as exc:  # what came before is delivered, as where the data is cut
                 self.done = True
-                raise tarfile.ReadError("invalid compressed data") from exc
+                self.pending = tarfile.ReadError("invalid compressed data")
+                self.pending.__cause__ = exc
+                break
             self.buffer, self.pos = self.buffer[self.pos:] + out, 0
             if self.inflater.eof:  # the deflate data ended: its trailer and what follows are not read
                 self.done = True
@@ -96,6 +99,12 @@ class GzipStream(io.RawIOBase):
         data = self.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
+
+    def why(self) -> str:
+        """What a member the data ended inside says: cut short, or corrupt."""
+        if self.pending is not None and self.pending.__cause__ is not None:
+            return "the compressed data is corrupt inside this member"  # the same text from zlib and isal
+        return "the archive ends inside this member"
 
     def finish(self) -> None:
         """Raise the failure that ended the data, if one did and it was not raised yet."""
