@@ -103,3 +103,44 @@ def test_cli_redact_on_scan_paste_and_report(tmp_path):
         for values in SECRETS.values():
             for value in values:
                 assert value.encode() not in proc.stdout, (args, value)
+
+
+NAMED = [  # a host in a file name or folder: followed by '.log', '_', '/' where in text a space follows it
+    ("/logs/gpu1.hpc.uni-mainz.de.log", "gpu1.hpc.uni-mainz.de", "/logs/<host-1>.log"),
+    ("/logs/n12.cs.ox.ac.uk/job.log", "n12.cs.ox.ac.uk", "/logs/<host-1>/job.log"),
+    ("/logs/gpu07.example.org_rank0.log", "gpu07.example.org", "/logs/<host-1>_rank0.log"),
+    ("node-3.cluster.internal_rank1.err.1", "node-3.cluster.internal", "<host-1>_rank1.err.1"),
+    ("pods.tar.gz!/a100-04.cluster.local/train.log", "a100-04.cluster.local", "pods.tar.gz!/<host-1>/train.log"),
+    ("/logs/gpu07.example.org.log", "gpu07.example.org", "/logs/<host-1>.log"),
+]
+
+
+@pytest.mark.parametrize("path, host, shown", NAMED)
+def test_a_host_in_a_file_name_is_redacted_as_in_the_text(path, host, shown):
+    r = Redactor()
+    assert r.path(path) == shown
+    assert r.text(f"connect to {host} failed") == "connect to <host-1> failed"
+
+
+def test_file_names_without_a_host_are_kept():
+    r = Redactor()
+    for path in ("/data/train.v2.log", "torch.nn.functional.py", "/work/model.ckpt.pt", "logs/version_3/metrics.csv",
+                 "kern.log.1", "dmesg-gpu07.log.2.gz"):
+        assert r.path(path) == path
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "text", "csv", "github"])
+def test_cli_redacts_a_host_in_the_file_name_and_in_its_error_line(tmp_path, fmt):
+    """Before, ``source`` and the error line kept ``gpu1.hpc.uni-mainz.de`` (and a host before
+    ``_`` or ``/``) in every format but the terminal's, though the same name in the text was hidden."""
+    folder = tmp_path / "n12.cs.ox.ac.uk"
+    folder.mkdir()
+    log = folder / "gpu1.hpc.uni-mainz.de_rank0.log"
+    log.write_text(LOG)
+    missing = tmp_path / "gpu07.example.de.log"
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "scan", str(log), str(missing), "-f", fmt, "--redact"],
+                          capture_output=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    for host in (b"n12.cs.ox.ac.uk", b"gpu1.hpc.uni-mainz.de", b"gpu07.example.de"):
+        assert host not in out, (fmt, host)
+    assert b"Traceback" not in out and b"<host-" in out

@@ -48,6 +48,10 @@ FQDN_RE = re.compile(r"\b(?:[A-Za-z0-9-]+\.)+(?:internal|local|lan|corp|cluster|
                      r"com|net|org|io|ai|dev|cloud|edu)\b|\b(?:[A-Za-z0-9-]+\.){2,}(?P<cc>[a-z]{2})\b(?![.\w/-])")
 NOT_COUNTRY = {"py", "sh", "so", "gz", "xz", "js", "md", "rs", "go", "pl", "rb", "cc", "cu", "hh", "ts", "pt", "th",
                "h5", "db", "el", "mk", "in", "ko", "o", "a", "ps", "cs", "fs", "vs", "ok", "id"}
+#: a piece of a file name or path between separators (``/``, ``\\``, ``_``, an archive's ``!/``), and
+#: the file suffixes at its end (``.log``, ``.out.1``, ``.gz``): what is left may be a host name alone
+PATH_PIECE_RE = re.compile(r"(?<![^/\\_!])[A-Za-z0-9][A-Za-z0-9.-]*")
+FILE_SUFFIX_RE = re.compile(r"(?i)(?:\.(?:log|txt|out|err|stdout|stderr|json|jsonl|csv|gz|bz2|xz|zst|tar|tgz|zip|\d+))+$")
 MIN_LEARNT_NUMBER = 4  # a learnt job id this short is replaced only where a job label names it
 PID_BEFORE_RE = re.compile(r"(?i)(?:\bpids?|pid\(s\)|\bprocess|\btask|\btid)\W{0,3}$")
 PUBLIC_DOMAINS = ("github.com", "githubusercontent.com", "pytorch.org", "python.org", "pypi.org",
@@ -108,6 +112,23 @@ class Redactor:
             if value in s:
                 s = re.sub(rf"(?<![\w<-]){re.escape(value)}(?![\w>-])", lambda m: self._known(m, s, ph), s)
         return s
+
+    def path(self, s: str | None) -> str | None:
+        """A file name or path redacted as text is, each piece of it between separators that is
+        a host name standing alone first (``gpu07.example.org_rank0.log``,
+        ``/logs/n12.cs.ox.ac.uk/job.log``): in a name a host is followed by ``_``, ``.log`` or
+        ``/`` where in text it is followed by a space, and the text rules passed over it or took
+        only its first labels."""
+        if not s:
+            return s
+        return self.text(PATH_PIECE_RE.sub(self._path_piece, s))
+
+    def _path_piece(self, m: re.Match) -> str:
+        piece = m.group()
+        suffix = FILE_SUFFIX_RE.search(piece)
+        name = piece[:suffix.start()] if suffix else piece
+        host = FQDN_RE.fullmatch(name) if "." in name else None
+        return self._fqdn(host) + piece[len(name):] if host else piece
 
     def _secrets(self, s: str) -> str:
         from .credentials import find
@@ -178,9 +199,14 @@ class Redactor:
         self.learn(r.facts)
         for d in r.diagnoses:
             self.learn(d.facts)
+        source, member = self.path(r.source) or r.source, self.path(r.member)
+        error = r.error
+        for raw, shown in ((r.source, source), (r.member, member)):  # an error names its source first
+            if error and raw and shown:
+                error = error.replace(raw, shown)
         return dataclasses.replace(
-            r, source=self.text(r.source) or r.source, error=self.text(r.error),
-            member=self.text(r.member), facts=self.facts(r.facts), notes=tuple(self.text(n) or "" for n in r.notes),
+            r, source=source, error=self.text(error), member=member, facts=self.facts(r.facts),
+            notes=tuple(self.text(n) or "" for n in r.notes),
             diagnoses=tuple(self.diagnosis(d) for d in r.diagnoses), hits=tuple(self.hit(h) for h in r.hits))
 
 
