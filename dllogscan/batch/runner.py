@@ -26,16 +26,19 @@ class Stats:
     links: int = 0  # rows of links not followed, counted apart from the errors
 
 
-def without(work: Iterable[list[str]], skip: Iterable[str]) -> Iterator[list[str]]:
+def without(work: Iterable[list[str]], skip: Iterable[str], left_out: list[str] | None = None) -> Iterator[list[str]]:
     """The chunks of ``work`` without the files named in ``skip`` (the batch's own output file,
     which may sit in a folder being scanned), known by their identity (device and inode, as a
     link or another name of it has too): one ``stat`` per path, where a real path costs one per
     folder of it (90 ms over 3 000 logs, in the process that gathers the rows). The outputs are
-    looked at again for each chunk: a Parquet file appears with its first row group."""
+    looked at again for each chunk: a Parquet file appears with its first row group. The paths
+    left out are added to ``left_out``."""
     skip = list(skip)
     for chunk in work:
         outputs = {ident for ident in map(_identity, skip) if ident is not None}
         kept = [p for p in chunk if _identity(p) not in outputs] if outputs else chunk
+        if left_out is not None and len(kept) < len(chunk):
+            left_out.extend(p for p in chunk if p not in kept)
         if kept:
             yield kept
 
@@ -52,12 +55,25 @@ def _identity(path: str) -> tuple[int, int] | None:
 def inputs(paths: list[str], skip: Iterable[str] = ()) -> Iterator[list[str]]:
     """The chunks of work under ``paths``, the first found before any worker starts: no file at
     all (a glob that matches nothing, empty folders) is a ``UsageError``, as a missing file is
-    for a scan. A path named that does not exist is still a row of its own (``walk.expand``)."""
-    work = without(walk.chunks(paths), skip)
+    for a scan, and so is finding only the output file. A path named that does not exist is
+    still a row of its own (``walk.expand``)."""
+    skip, left_out = list(skip), []
+    work = without(walk.chunks(paths), skip, left_out)
     first = next(work, None)
+    if first is None and left_out:
+        raise UsageError(_only_output(left_out, skip))
     if first is None:
         raise UsageError(f"no input files found in {', '.join(paths) or '(no path)'}")
     return itertools.chain([first], work)
+
+
+def _only_output(left_out: list[str], skip: list[str]) -> str:
+    """What a batch says when every file it found is its own output (before session 63: "no
+    input files found", where ``--out`` was a link to the one log named)."""
+    out = next((s for s in skip if _identity(s) == _identity(left_out[0])), skip[0])
+    link = f" (a link to {os.path.realpath(out)})" if os.path.islink(out) else ""
+    found = "the only input" if len(left_out) == 1 else "every input found"
+    return f"--out {out}{link}: {found} ({', '.join(left_out)}) is this file; nothing else to scan; name another file"
 
 
 def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Config | None = None,

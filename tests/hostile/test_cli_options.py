@@ -110,6 +110,23 @@ def test_the_output_is_known_by_its_identity_under_any_name(tmp_path):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("named", ["file", "folder"])
+def test_batch_whose_only_input_is_its_output_says_so(tmp_path, named):
+    """``--out`` a link to the one log named (or to the one log of the folder): before, "no input
+    files found", as if the log were not there. Nothing is written through the link."""
+    log = tmp_path / "job.log"
+    log.write_text(BUS)
+    out = tmp_path / "rows.jsonl"
+    out.symlink_to(log)
+    proc = cli("batch", str(log) if named == "file" else str(tmp_path), "--out", str(out))
+    found = f"the only input ({log})" if named == "file" else f"every input found ({log}, {out})"
+    assert proc.returncode == 2
+    assert no_traceback(proc).splitlines() == [
+        f"Error: --out {out} (a link to {log}): {found} is this file; nothing else to scan; name another file"]
+    assert log.read_text() == BUS
+
+
+@pytest.mark.timeout(60)
 def test_scan_many_does_not_read_its_own_output(tmp_path):
     import dllogscan
 
