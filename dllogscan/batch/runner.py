@@ -58,6 +58,9 @@ def inputs(paths: list[str], skip: Iterable[str] = ()) -> Iterator[list[str]]:
     for a scan, and so is finding only the output file. A path named that does not exist is
     still a row of its own (``walk.expand``)."""
     skip, left_out = list(skip), []
+    overwritten = _linked_input(paths, skip)
+    if overwritten is not None:
+        raise UsageError(overwritten)
     work = without(walk.chunks(paths), skip, left_out)
     first = next(work, None)
     if first is None and left_out:
@@ -67,13 +70,27 @@ def inputs(paths: list[str], skip: Iterable[str] = ()) -> Iterator[list[str]]:
     return itertools.chain([first], work)
 
 
+def _linked_input(paths: list[str], skip: list[str]) -> str | None:
+    """Why the batch must not start when an output is a symbolic link to a file named as an input
+    or under a folder named so: writing the rows would replace that log, which the batch leaves
+    out as its own output (``without``). Checked before any row is written; ``None`` when none is."""
+    for out in skip:
+        if not (os.path.islink(out) and os.path.isfile(out)):
+            continue
+        target = os.path.realpath(out)
+        for path in paths:
+            real = os.path.realpath(path)
+            if target == real or (os.path.isdir(path) and target.startswith(os.path.join(real, ""))):
+                return f"--out {out} (a link to {target}): is an input too ({path}); name another file"
+    return None
+
+
 def _only_output(left_out: list[str], skip: list[str]) -> str:
     """What a batch says when every file it found is its own output (before session 63: "no
-    input files found", where ``--out`` was a link to the one log named)."""
+    input files found")."""
     out = next((s for s in skip if _identity(s) == _identity(left_out[0])), skip[0])
-    link = f" (a link to {os.path.realpath(out)})" if os.path.islink(out) else ""
     found = "the only input" if len(left_out) == 1 else "every input found"
-    return f"--out {out}{link}: {found} ({', '.join(left_out)}) is this file; nothing else to scan; name another file"
+    return f"--out {out}: {found} ({', '.join(left_out)}) is this file; nothing else to scan; name another file"
 
 
 def run_batch(paths: Iterable[str], sink: Callable[[Record], None], config: Config | None = None,

@@ -110,20 +110,33 @@ def test_the_output_is_known_by_its_identity_under_any_name(tmp_path):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("named", ["file", "folder"])
-def test_batch_whose_only_input_is_its_output_says_so(tmp_path, named):
-    """``--out`` a link to the one log named (or to the one log of the folder): before, "no input
-    files found", as if the log were not there. Nothing is written through the link."""
-    log = tmp_path / "job.log"
+@pytest.mark.parametrize("named", ["the log", "the log and another", "their folder"])
+def test_batch_refuses_an_output_that_is_a_link_to_an_input(tmp_path, named):
+    """``--out`` a link to a log given (or under a folder given): before, the log was left out as
+    the batch's own output and then written over with the rows (or, alone, "no input files found")."""
+    log, other = tmp_path / "job.log", tmp_path / "a.log"
     log.write_text(BUS)
+    other.write_text(BUS)
     out = tmp_path / "rows.jsonl"
     out.symlink_to(log)
-    proc = cli("batch", str(log) if named == "file" else str(tmp_path), "--out", str(out))
-    found = f"the only input ({log})" if named == "file" else f"every input found ({log}, {out})"
+    given = {"the log": [str(log)], "the log and another": [str(other), str(log)], "their folder": [str(tmp_path)]}[named]
+    proc = cli("batch", *given, "--out", str(out))
     assert proc.returncode == 2
     assert no_traceback(proc).splitlines() == [
-        f"Error: --out {out} (a link to {log}): {found} is this file; nothing else to scan; name another file"]
+        f"Error: --out {out} (a link to {log}): is an input too ({given[-1]}); name another file"]
     assert log.read_text() == BUS
+
+
+@pytest.mark.timeout(60)
+def test_batch_whose_only_input_is_its_output_says_so(tmp_path):
+    """A previous batch's rows given as the only input, and as ``--out``: before, "no input files
+    found", as if the file were not there."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("{}\n")
+    proc = cli("batch", str(rows), "--out", str(rows))
+    assert proc.returncode == 2
+    assert no_traceback(proc).splitlines() == [
+        f"Error: --out {rows}: the only input ({rows}) is this file; nothing else to scan; name another file"]
 
 
 @pytest.mark.timeout(60)
