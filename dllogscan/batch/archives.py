@@ -325,10 +325,10 @@ def _iter_local_zip(raw: BinaryIO, prefix: str, limits: Limits, depth: int, tall
                 if stop:
                     return
                 continue
-            size = header.size if header.sized else limits.member_bytes + 1  # unstated: read as a large one
-            if archive_kind(header.name):
-                yield from _nested(member, name, size, limits, depth, tally)  # type: ignore[arg-type]
+            if archive_kind(header.name):  # a nested zip is read up to its cap, its size stated or not
+                yield from _nested(member, name, header.size, limits, depth, tally)  # type: ignore[arg-type]
             else:
+                size = header.size if header.sized else limits.member_bytes + 1  # unstated: read as a large one
                 yield Member(name, LimitedReader(member, limits.member_bytes, name), size, header.mtime)  # type: ignore[arg-type]
         stopped = "the members end there"
     except ziplocal.ArchiveBomb as exc:

@@ -129,3 +129,9 @@ def test_a_cut_zip_through_batch_gives_each_member_its_row(tmp_path):
     assert rows["big.log"]["status"] == "error" and "the archive ends inside this member" in rows["big.log"]["error"]
     assert rows[None]["status"] == "error" and "4 members read from their local headers" in rows[None]["error"]
     assert out["code"] == 1
+
+
+def test_a_nested_zip_in_a_cut_zip_is_read_whatever_its_size_says():
+    inner = _zip({"inner.log": BUS}, streamed=True)
+    rows = _rows(_without_directory(_zip({"nested.zip": inner, "b.log": STEPS}, streamed=True), cut=10))
+    assert rows[0][0] == "x.zip!/nested.zip!/inner.log" and rows[0][1:] == (None, BUS)
