@@ -207,12 +207,15 @@ class LocalMember(io.RawIOBase):
                     raise zlib.error("the member's deflate data ends before its end marker")
                 raise CutShort("the archive ends inside this member")
             out = inflater.decompress(data, want)  # type: ignore[union-attr]
-            self._unread(inflater.unconsumed_tail + inflater.unused_data)  # type: ignore[union-attr]
             if inflater.eof:  # type: ignore[union-attr]
+                # past the end: unused_data (unconsumed_tail may hold the same bytes again)
+                self._unread(inflater.unused_data)  # type: ignore[union-attr]
                 self.done = True
                 if self.left and not self.src.skip(self.left):  # stated bytes past deflate's end
                     raise CutShort("the archive ends inside this member")
                 self.left = 0 if self.left is not None else None
+            else:
+                self._unread(inflater.unconsumed_tail)  # type: ignore[union-attr]
             if out or self.done:
                 return out
 

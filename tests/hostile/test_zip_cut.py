@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from dllogscan.batch.archives import Limits, iter_archive
-from tests.hostile.test_archives import _batch_measured
+from tests.hostile.test_archives import LINE, _batch_measured
 from tests.hostile.zipcraft import log_text
 
 BUS = b"RuntimeError: DataLoader worker (pid 7) is killed by signal: Bus error.\n"
@@ -135,3 +135,20 @@ def test_a_nested_zip_in_a_cut_zip_is_read_whatever_its_size_says():
     inner = _zip({"inner.log": BUS}, streamed=True)
     rows = _rows(_without_directory(_zip({"nested.zip": inner, "b.log": STEPS}, streamed=True), cut=10))
     assert rows[0][0] == "x.zip!/nested.zip!/inner.log" and rows[0][1:] == (None, BUS)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("streamed", [False, True], ids=["sizes-in-header", "data-descriptor"])
+def test_a_cut_zip_bomb_at_default_limits_through_batch(tmp_path, streamed):
+    """Three 30 MiB members (each under the 64 MiB floor) with no central directory: the third is
+    refused as in a whole zip (``test_archives``), the first two read whole, also where each
+    member's deflate data ends inside one read of the archive (a member after one with a data
+    descriptor was once fed bytes twice: 'invalid code lengths set')."""
+    member = LINE * ((30 << 20) // len(LINE))
+    path = tmp_path / "bomb.zip"
+    path.write_bytes(_without_directory(_zip({"a.log": member, "b.log": member, "c.log": member}, streamed=streamed)))
+    out, _ = _batch_measured(path, timeout=120)
+    rows = out["rows"]
+    assert [(r["member"], r["status"]) for r in rows] == [("a.log", "ok"), ("b.log", "ok"), ("c.log", "error"), (None, "error")]
+    assert "compression bomb" in rows[2]["error"] and "compression bomb" in rows[3]["error"]
+    assert out["code"] == 3 and out["maxrss_mb"] < 400
