@@ -152,3 +152,24 @@ def test_a_cut_zip_bomb_at_default_limits_through_batch(tmp_path, streamed):
     assert [(r["member"], r["status"]) for r in rows] == [("a.log", "ok"), ("b.log", "ok"), ("c.log", "error"), (None, "error")]
     assert "compression bomb" in rows[2]["error"] and "compression bomb" in rows[3]["error"]
     assert out["code"] == 3 and out["maxrss_mb"] < 400
+
+
+def test_random_zips_cut_anywhere_give_whole_members_and_a_prefix():
+    """Stored and deflated members, sizes in the header or in a descriptor, cut at any byte before
+    the central directory: every member before the cut reads whole, the one cut reads a prefix of
+    itself, and nothing raises but the cut's own error."""
+    import random
+
+    rng = random.Random(4)
+    for _ in range(60):
+        members = {f"m{i}.log": (STEPS + rng.randbytes(rng.randint(0, 3000)))[: rng.randint(0, 200_000)]
+                   for i in range(rng.randint(1, 4))}
+        raw = _zip(members, method=rng.choice([zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED]),
+                   streamed=rng.random() < 0.5)
+        data = _without_directory(raw, cut=rng.randint(0, raw.index(b"PK\x01\x02")))
+        rows = _rows(data)
+        assert rows[-1][0] == "x.zip"
+        for name, error, text in rows[:-1]:
+            original = members[name.removeprefix("x.zip!/")]
+            assert original.startswith(text), name
+            assert error is not None or text == original, name
