@@ -255,8 +255,9 @@ def not_read(header: LocalHeader) -> str:
 def members(raw: BinaryIO, limits: "Limits", tally: "Tally",
             bomb: str) -> Iterator[tuple[LocalHeader, LocalMember | None]]:
     """Each member's header and its reader (None for one neither stored nor deflated, or
-    encrypted; ``bomb``: the error past the archive's ratio); once the caller is done with it, the rest of its data is read past. Raises
-    ValueError, or what ended a member (``LocalMember.finish``), where the read cannot go on."""
+    encrypted); once the caller is done with it, the rest of its data is read past. ``bomb``: the
+    error a reader raises past the archive's ratio. Raises ValueError, or what ended a member
+    (``LocalMember.finish``), where the read cannot go on."""
     src = Source(raw)
     if tally.consumed is None:
         tally.consumed = src.consumed
