@@ -316,6 +316,43 @@ def test_a_corrupt_tar_gz_member_keeps_what_came_before_and_says_it_is_corrupt(t
     assert rows[2].error == f"{path}: corrupt or truncated archive: invalid compressed data; members after this point not read"
 
 
+@pytest.mark.parametrize("inflater", ["installed", "zlib"])
+def test_bad_data_that_still_inflates_fails_the_crc_check(inflater, monkeypatch, tmp_path):
+    """Stored deflate blocks (level 0) with a byte of a member's text changed: it inflates, and
+    before nothing told; the trailer's CRC-32 now makes the archive's row say so."""
+    if inflater == "zlib":
+        monkeypatch.setattr(tarstream, "_inflater", lambda: (zlib.decompressobj(-zlib.MAX_WBITS), zlib.error))
+        monkeypatch.setattr(tarstream, "_crc32", lambda: zlib.crc32)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=0) as tf:
+        for name in ("a.log", "b.log"):
+            data = b"step 1 loss 0.5\n" * 4000
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    raw = bytearray(buf.getvalue())
+    whole = bytes(raw)
+    at = raw.index(b"step 1 loss 0.5\n" * 4, len(raw) // 3)
+    raw[at] = ord("X")
+    assert _members(io.BytesIO(whole), "tar", Limits()) == [("a.log", None), ("b.log", None)]
+    members = _members(io.BytesIO(bytes(raw)), "tar", Limits())
+    assert members[-1] == ("", "corrupt or truncated archive: CRC check failed (the compressed data is corrupt); "
+                               "members after this point not read")
+
+
+def test_the_crc_check_inflates_little_past_the_tars_end(monkeypatch):
+    """Data hidden in the gzip stream past the tar's end blocks (zeros, a bomb) is inflated up to
+    DRAIN_BYTES for the trailer's sake, then left unchecked: no error, no more work."""
+    monkeypatch.setattr(tarstream, "DRAIN_BYTES", 1 << 20)
+    tar = _tar({"a.log": b"step 1\n" * 100}).getvalue()
+    plain = gzip.decompress(tar)
+    packed = gzip.compress(plain + bytes(64 << 20))
+    stream = tarstream.GzipStream(io.BytesIO(packed[3:]))
+    assert stream.read(len(plain)) == plain
+    stream.finish()
+    assert not stream.done and stream.size < 32 << 20  # a record of zeros inflates to 10 MB: a few of them
+
+
 def test_name_parts_are_pure_posix_paths_parts():
     """``from_name`` splits names itself: the same parts as ``PurePosixPath`` gives them."""
     from pathlib import PurePosixPath
