@@ -66,6 +66,19 @@ def test_one_huge_line_is_matched_in_a_window_with_bounded_memory(mini_scanner):
     assert len(out.hits[0].text) < 1000
 
 
+@pytest.mark.parametrize("at", ["end", "middle"])
+def test_a_failure_late_in_a_line_longer_than_its_view_is_found(mini_scanner, at):
+    """A line of 4 to 16 KB (output whose newlines were lost in a paste, joined by spaces) was
+    matched by its first ``MAX_VIEW_CHARS`` characters alone: a failure past them was nothing found.
+    It is matched in a window around the keyword, as a longer line is."""
+    bars = " ".join(f"Epoch 0: {i}%|####| {i}/100 [00:{i:02d}<00:10, 3.21it/s, loss=0.{i}]" for i in range(150))
+    assert 4000 < len(bars) < scan_mod.MAX_LINE
+    line = bars + " " + BUS.rstrip() if at == "end" else bars[:6000] + " " + BUS.rstrip() + " " + bars[6000:]
+    result = run_text(mini_scanner, "start training\n" + line + "\nend\n")
+    assert [(d.cls, d.subclass) for d in result.diagnoses] == [("A", "bus-error")]
+    assert result.diagnoses[0].evidence[0].line == 2 and result.diagnoses[0].facts["pid"] == "363"
+
+
 def test_messy_bytes_are_text(mini_scanner):
     messy = (b"\x1b[31mEpoch 1: 10%|#|\x1b[0m\r Epoch 1: 11%|#|\r" + BUS.encode().replace(b"\n", b"\r\n")
              + b"bad utf8 \xff\xfe here\x00\x00 and NUL\n")

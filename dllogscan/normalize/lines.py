@@ -29,6 +29,8 @@ CRI_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\
 RANK_RE = re.compile(r"^\[(?:rank|RANK)\s?(?P<rank>\d+)\]:?[ \t]?|^\[default(?P<local>\d+)\]:[ \t]?|^(?P<srun>\d{1,4}): ")
 ESCAPED_NL = "\\n"
 MAX_VIEW_CHARS = 4000
+#: where ``views_in_full`` splits a line into views (as bytes): a carriage return, an escaped newline
+VIEW_BREAK_B = re.compile(rb"\r|\\n")
 PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 PLAIN_LINE_BYTES = bytes(range(0x20, 0x7F)) + b"\t"
 BLANKS = (b" ", b"\t")
@@ -100,6 +102,15 @@ def plain_line(raw: bytes) -> bool:
     to strip, not longer than ``MAX_VIEW_CHARS``)."""
     return (not raw.translate(None, PLAIN_LINE_BYTES) and raw[:1] not in BLANKS and raw[-1:] not in BLANKS
             and len(raw) <= MAX_VIEW_CHARS and ESCAPED_NL_BYTES not in raw and not PREFIX_START_RE.match(raw))
+
+
+def cut_in_view(raw: bytes) -> bool:
+    """Whether a view of the line ``raw`` would be cut at ``MAX_VIEW_CHARS``: a part of it between
+    carriage returns and escaped newlines is longer (in bytes, so never a miss). A structured
+    record (``{"...``) is read whole, as its decoded text is split again."""
+    if len(raw) <= MAX_VIEW_CHARS or raw.startswith(b'{"'):
+        return False
+    return any(len(part) > MAX_VIEW_CHARS for part in VIEW_BREAK_B.split(raw))
 
 
 def record_text(line: str) -> str | None:

@@ -101,7 +101,10 @@ class RoundState:
 
 
 def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
-    """Start and end of the line holding ``pos``, or a window around it on a huge line."""
+    """Start and end of the line holding ``pos``, or a window around it on a huge line or on one
+    whose view would be cut (``normalize.cut_in_view``: a view keeps ``MAX_VIEW_CHARS``). Until
+    session 63 only a line over ``MAX_LINE`` was windowed, and one of 4 to 16 KB was matched by its
+    first 4 000 characters alone: a failure pasted at the end of a line of joined output was not found."""
     lo = max(0, pos - limits.MAX_LINE)
     start = data.rfind(b"\n", lo, pos) + 1
     if start == 0 and lo > 0:
@@ -109,6 +112,8 @@ def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
     end = data.find(b"\n", pos, pos + limits.MAX_LINE)
     if end == -1:
         end = min(len(data), pos + limits.WINDOW) if pos + limits.MAX_LINE < len(data) else len(data)
+    if end - start > normalize.MAX_VIEW_CHARS and normalize.cut_in_view(data[start:end]):
+        start, end = max(start, pos - limits.WINDOW), min(end, pos + limits.WINDOW)
     return start, end
 
 
