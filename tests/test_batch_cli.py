@@ -205,3 +205,85 @@ def test_format_names_the_rows_of_an_out_with_another_extension(tmp_path):
     assert out.read_text().startswith("source,member,")
     proc = cli("batch", str(tmp_path / "in"), "--format", "csv", "--out", str(tmp_path / "rows.md"))
     assert proc.returncode == 2 and "disagree" in proc.stderr  # an extension of another format still contradicts
+
+
+#: what the generated cluster's names and first lines hold that a shared table must not
+CLUSTER_NAMES = re.compile(r"node0\d|\b[123]00\d\b|trainer-[01]|\bml_")
+
+
+@pytest.fixture(scope="module")
+def redacted(results, tmp_path_factory):
+    """The same batch, ``--jobs 1`` (rows in one order), plain and ``--redact``, in each format."""
+    _, paths, _ = results
+    root = tmp_path_factory.mktemp("redact")
+    out = {}
+    for fmt in ("jsonl", "csv", "parquet"):
+        for redact in ((), ("--redact",)):
+            path = root / f"{'r' if redact else 'p'}.{fmt}"
+            proc = cli("batch", *paths, "--jobs", "1", "--out", str(path), *redact)
+            assert proc.returncode == 1, proc.stderr
+            out[fmt, bool(redact)] = path
+    return out
+
+
+def _table(path):
+    import pandas as pd
+
+    from dllogscan.batch import read_results
+
+    return read_results(path).astype(object).where(lambda df: pd.notna(df), None)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_redact_hides_the_names_in_every_format_with_one_numbering(redacted, fmt):
+    """Before: batch had no --redact (typer: 'No such option'), so a table shared outside the
+    cluster held its node, pod, namespace and job names in every column."""
+    path = redacted[fmt, True]
+    text = path.read_text(errors="replace") if fmt != "parquet" else _table(path).to_csv()
+    assert not CLUSTER_NAMES.search(text), CLUSTER_NAMES.search(text)
+    plain, hidden = _table(redacted[fmt, False]), _table(path)
+    assert len(plain) == len(hidden)
+    for col, kind in (("node", "host"), ("job", "job"), ("pod", "pod"), ("namespace", "namespace")):
+        pairs = {(a, b) for a, b in zip(plain[col], hidden[col]) if a is not None}
+        assert pairs, col
+        assert all(re.fullmatch(rf"<{kind}-\d+>", b) for _, b in pairs), pairs
+        # one value, one placeholder, in every row it is in: a mapping each way
+        assert len({a for a, _ in pairs}) == len({b for _, b in pairs}) == len(pairs), pairs
+    for col in ("class", "subclass", "status", "signatures", "confidence", "lines", "rank", "first_time"):
+        assert list(plain[col]) == list(hidden[col]), col
+    rows = hidden.to_dict("records")
+    cross = [r for r in rows if r["method"] == "cross-file"]
+    assert cross and all(not CLUSTER_NAMES.search(str(r["cross_file_source"])) for r in cross)
+    pod_rows = [r for r in rows if r["kind"] == "pod"]
+    assert all(r["member"].startswith(f"{r['node']}/var/log/pods/{r['namespace']}_{r['pod']}_") for r in pod_rows), pod_rows
+
+
+def test_redacted_links_hide_their_target_before_its_own_row(redacted):
+    """A link's row comes before its target's row: the target's names are learnt from it."""
+    rows = [json.loads(line) for line in redacted["jsonl", True].read_text().splitlines()]
+    links = [r for r in rows if r["status"] == "link" and "link to a directory" not in r["error"]]
+    assert len(links) == 2
+    pod = next(r for r in rows if r["pod"] and r["member"].endswith("/trainer/0.log") and r["diagnoses"]
+               and r["diagnoses"][0]["subclass"] == "getitem")
+    for link in links:
+        assert pod["member"] in link["error"], (link["error"], pod["member"])
+
+
+def test_summary_of_a_redacted_table_counts_as_the_plain_one(redacted):
+    plain = cli("summary", str(redacted["parquet", False]), "--format", "md").stdout
+    hidden = cli("summary", str(redacted["parquet", True]), "--format", "md").stdout
+    assert "| `<host-" in hidden and not CLUSTER_NAMES.search(hidden)  # a code span: no HTML tag on GitHub
+
+    def counts(text: str) -> dict[str, list[str]]:
+        """Each table's rows, a node's own name left out (the order of nodes too)."""
+        tables = {}
+        for part in text.split("## ")[1:]:
+            title, _, body = part.partition("\n")
+            rows = [line for line in body.splitlines() if line.startswith("| ")]
+            if title == "class x node":
+                rows = [re.sub(r"^\| [^|]*\|", "|", line) for line in rows]
+            tables[title] = sorted(rows)
+        return tables
+
+    assert counts(plain) == counts(hidden)
+    assert "| B / oom | 3 |" in hidden

@@ -144,3 +144,34 @@ def test_cli_redacts_a_host_in_the_file_name_and_in_its_error_line(tmp_path, fmt
     for host in (b"n12.cs.ox.ac.uk", b"gpu1.hpc.uni-mainz.de", b"gpu07.example.de"):
         assert host not in out, (fmt, host)
     assert b"Traceback" not in out and b"<host-" in out
+
+
+def test_fields_read_off_names_hide_them_in_names_and_text():
+    """``batch --redact``: a node, pod, namespace and job read off a name are placeholders, and
+    the same values are hidden where a path or the text holds them (``dmesg-node02.log``: a name
+    with ``-`` before it, which the text rules leave)."""
+    r = Redactor()
+    fields = r.fields({"node": "node02", "pod": "trainer-0", "namespace": "default", "container": "main",
+                       "job": "4242", "rank": "3", "first_time": "2026-11-30T06:00:00+05:30"})
+    assert fields == {"node": "<host-1>", "pod": "<pod-1>", "namespace": "<namespace-1>", "container": "main",
+                      "job": "<job-1>", "rank": "3", "first_time": "2026-11-30T06:00:00+05:30"}
+    assert r.path("/k/dmesg-node02.log.1") == "/k/dmesg-<host-1>.log.1"
+    assert r.path("p/default_trainer-0_1a2b/main/0.log") == "p/<namespace-1>_<pod-1>_1a2b/main/0.log"
+    assert r.path("/logs/node023.log") == "/logs/node023.log"  # a longer name is another name
+    assert r.text("node02 ran job 4242 with the default start method") == "<host-1> ran job <job-1> with the default start method"
+    assert r.fields({"node": "node02"}) == {"node": "<host-1>"}  # one value, one placeholder
+
+
+def test_a_source_another_source_cites_is_redacted_as_a_path():
+    """A cross-file proof cites its kernel log by name in the evidence, the notes and a fact."""
+    from dllogscan.core.models import Diagnosis, Evidence
+
+    r = Redactor()
+    r.fields({"node": "node02"})
+    label = "/logs/kernel/dmesg-node02.log"
+    d = Diagnosis("B", "oom", "t", 0.9, evidence=(Evidence(1, f"[{label} line 1] Killed process 9", "s"),),
+                  facts={"kernel_source": label}, notes=(f"{label} shows the OOM kill on node node02",))
+    out = r.diagnosis(d)
+    assert out.facts["kernel_source"] == "/logs/kernel/dmesg-<host-1>.log"
+    assert out.evidence[0].text == "[/logs/kernel/dmesg-<host-1>.log line 1] Killed process 9"
+    assert out.notes == ("/logs/kernel/dmesg-<host-1>.log shows the OOM kill on node <host-1>",)

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..core.models import ScanResult
 from ..core.names import SURROGATE_RE, printable_values
 from ..core.printable import escape
-from .archives import is_link
+from .archives import LINK_TAIL, is_link
 from .clock import earliest
+from .layouts import from_name
 from .worker import Record
+
+if TYPE_CHECKING:
+    from ..report.redact import Redactor
 
 #: the columns of a batch table; ``first_time``, ``last_time`` and ``first_failure_time`` are text,
 #: ``YYYY-MM-DDTHH:MM:SS`` as the log wrote it, plus ``+HH:MM`` where its stamp names a zone
@@ -23,6 +28,9 @@ COLUMNS = ["source", "member", "kind", "job", "array_task", "node", "namespace",
            "first_time", "last_time", "evidence_line", "evidence_text", "cross_file_source", "top_fix",
            "top_command", "signatures", "diagnoses", "lines", "bytes", "error", "note"]
 RANK_RE = re.compile(r"\[rank ?(\d+)\]", re.I)
+#: a link's error row names its target, itself a source whose row may come later
+LINK_TARGET_RE = re.compile(rf"is a (?:symbolic|hard) link to (?P<target>.+?)(?:, scanned under that name)?"
+                            rf"{re.escape(LINK_TAIL)}$")
 META_KEYS = ("kind", "job", "array_task", "node", "namespace", "pod", "container", "rank",
              "first_time", "last_time")
 
@@ -48,6 +56,21 @@ def meta_values(record: Record) -> dict[str, Any]:
     a container is a directory's name, and ``nodes/n1\x1b]0;title\x07`` must not retitle the
     terminal that shows a summary."""
     return {k: escape(v) if isinstance(v, str) else v for k in META_KEYS for v in (record.meta.get(k),)}
+
+
+def redacted(record: Record, redactor: "Redactor") -> Record:
+    """The record as ``batch --redact`` writes it, by the output's one ``Redactor`` (in the process
+    that writes the rows, so a value has one placeholder in every row): its fields read off names
+    first, so that its source's name and text hide them too, then its result. A link's target is
+    read as a name too, its fields learnt now: its own row may come later."""
+    meta = redactor.fields(record.meta)
+    r = record.result
+    link = LINK_TARGET_RE.search(r.error) if is_link(r.error) else None
+    if link:
+        target = link["target"]
+        redactor.fields(from_name(target))
+        r = replace(r, error=r.error.replace(target, redactor.path(target) or target))  # type: ignore[union-attr]
+    return replace(record, result=redactor.result(r), meta=meta)
 
 
 def to_row(record: Record) -> dict[str, Any]:

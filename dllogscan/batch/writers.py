@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from ..report import SUFFIXES
 from ..report.table import csv_row
-from .rows import COLUMNS, to_json, to_row
+from .rows import COLUMNS, redacted, to_json, to_row
 from .worker import Record
+
+if TYPE_CHECKING:
+    from ..report.redact import Redactor
 
 ROW_GROUP = 2000
 #: what ``batch --format`` may name (its rows are a table: no terminal report, no markdown)
@@ -51,10 +54,12 @@ def check_writable(path: Path) -> None:
 class Writer:
     """Appends records to one output (a file, or a text stream for JSONL). A file is checked at
     once and created with the first row, so a batch that stops before any row (no input found)
-    leaves no empty output behind and an earlier one untouched."""
+    leaves no empty output behind and an earlier one untouched. With a ``redactor`` (``--redact``)
+    every record is redacted here, as it is written: one numbering for the whole output."""
 
-    def __init__(self, fmt: str, path: Path | None = None, stream: IO[str] | None = None) -> None:
-        self.fmt, self.path, self.rows, self.count = fmt, path, [], 0
+    def __init__(self, fmt: str, path: Path | None = None, stream: IO[str] | None = None,
+                 redactor: "Redactor | None" = None) -> None:
+        self.fmt, self.path, self.rows, self.count, self.redactor = fmt, path, [], 0, redactor
         self._parquet: Any = None
         self._csv: Any = None
         self.stream = stream
@@ -81,6 +86,8 @@ class Writer:
         if self.stream is None and self.fmt in ("jsonl", "csv"):
             self._open()
         self.count += 1
+        if self.redactor is not None:
+            record = redacted(record, self.redactor)
         if self.fmt == "jsonl":
             line = to_json(record) + "\n"
             put = getattr(self.stream, "write_bytes", None)  # the CLI's standard output: UTF-8 whatever its encoding

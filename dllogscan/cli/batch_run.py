@@ -13,10 +13,11 @@ from .output import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_agre
 def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = None, jobs: Optional[int] = None,
         engine: str = "local", scheduler: Optional[str] = None, signatures: Sequence[str] = (),
         default_signatures: bool = True, min_confidence: float = 0.5, prefilter: str = "auto",
-        classifier: str = "weak", progress: Optional[bool] = None) -> int:
+        classifier: str = "weak", progress: Optional[bool] = None, redact: bool = False) -> int:
     """Diagnose every log under ``paths``; write the rows (in ``fmt``, else the format ``out``'s
-    extension names, which must not name another; jsonl on standard output); return the exit status. A usage
-    error or a batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
+    extension names, which must not name another; jsonl on standard output), redacted with
+    ``redact``; return the exit status. A usage error or a batch that cannot run is one
+    ``Error: ...`` line on stderr and exit 2."""
     from ..batch import Config
     from ..batch.runner import run_batch
     from ..batch.writers import BATCH_FORMATS, Writer, format_for
@@ -31,11 +32,12 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         check_at_least_one("--jobs", jobs)
         if fmt is not None:
             check_choice("--format", fmt, BATCH_FORMATS)
+        redactor = _redactor() if redact else None
         if out is not None:  # --format decides, as in scan; an extension of another format contradicts it
             check_agrees(fmt, out, SUFFIXES.get(out.suffix.lower()))
-            writer = Writer(fmt or format_for(out), out)
+            writer = Writer(fmt or format_for(out), out, redactor=redactor)
         elif fmt in (None, "jsonl"):
-            writer = Writer("jsonl", stream=sys.stdout)
+            writer = Writer("jsonl", stream=sys.stdout, redactor=redactor)
         else:
             error_line(f"--format {fmt} needs --out FILE; standard output takes jsonl")
             return EXIT_ERROR
@@ -50,8 +52,14 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
     except (DllogscanError, ImportError, OSError) as exc:
         error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
-    if out is not None:
+    if out is not None:  # counts and the output's own name: nothing read off the logs
         links = f", {stats.links} links not followed" if stats.links else ""
         sys.stderr.write(f"{stats.sources} sources, {stats.found} with failures, {stats.errors} unreadable "
                          f"or skipped{links}, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
     return EXIT_FOUND if stats.found else EXIT_PARTIAL if stats.errors else EXIT_CLEAN
+
+
+def _redactor():
+    from ..report.redact import Redactor
+
+    return Redactor()

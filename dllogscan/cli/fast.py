@@ -64,6 +64,7 @@ def _batch_parser() -> argparse.ArgumentParser:
     p.add_argument("--classifier", default="weak")
     p.add_argument("--progress", dest="progress", action="store_true", default=None)
     p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--redact", action="store_true")
     return p
 
 
@@ -86,7 +87,7 @@ def try_batch(args: Sequence[str]) -> Optional[int]:
     from .batch_run import run
 
     return run(ns.paths, ns.out, ns.fmt, ns.jobs, ns.engine, ns.scheduler, ns.signatures, not ns.no_default_signatures,
-               ns.min_confidence, ns.prefilter, ns.classifier, ns.progress)
+               ns.min_confidence, ns.prefilter, ns.classifier, ns.progress, ns.redact)
 
 
 def try_run(args: Sequence[str]) -> Optional[int]:

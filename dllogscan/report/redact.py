@@ -59,6 +59,20 @@ PUBLIC_DOMAINS = ("github.com", "githubusercontent.com", "pytorch.org", "python.
                   "gitlab.com", "readthedocs.io", "example.com", "google.com", "microsoft.com")
 FACT_KINDS = {"node": "host", "host": "host", "hostname": "host", "nodelist": "host",
               "job_id": "job", "jobid": "job", "pod": "pod", "user": "user", "email": "email", "ip": "ip"}
+#: facts that name another source (a batch's cross-file proof): redacted as a path, and where its
+#: evidence or notes quote that source, as the path
+PATH_FACTS = ("kernel_source",)
+#: a batch's fields read off names and first lines (``batch/layouts.py``) and their placeholders; a
+#: namespace's is not looked for in the text (``default`` is also a word), only in names
+NAME_KINDS = {"node": "host", "job": "job", "pod": "pod", "namespace": "namespace"}
+NOT_LEARNT = ("namespace",)
+#: the batch fields that are names but no identifier of their own (a container names the program):
+#: the text rules only, as the rest of a name
+TEXT_FIELDS = ("container",)
+WORD_RE = re.compile(r"[A-Za-z0-9]+")
+MAX_RULED = 4096  # texts kept with their rules applied (a batch's fix titles and commands recur)
+#: where a value read off a name may sit inside one piece of a name (``dmesg-node02.log``)
+NAME_TOKEN_RE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
 
 
 class Redactor:
@@ -66,16 +80,25 @@ class Redactor:
 
     def __init__(self) -> None:
         self.seen: dict[tuple[str, str], str] = {}
-        self.known: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self.known: dict[str, tuple[str, int]] = {}  # a learnt value: its placeholder, its turn
+        #: the known values by a word of theirs, so that a text is searched only for the values
+        #: whose words it has (a batch learns thousands of hosts and jobs)
+        self.by_word: dict[str, list[str]] = {}
         self.memo: dict[str, str] = {}
+        self.ruled: dict[str, str] = {}  # texts after the rules, before the known values
+        self.names: dict[str, str] = {}  # values read off names, looked for in the pieces of paths
 
     def placeholder(self, kind: str, value: str) -> str:
         key = (kind, value)
         if key not in self.seen:
-            n = sum(1 for k, _ in self.seen if k == kind) + 1
-            self.seen[key] = f"<{kind}-{n}>"
-            if len(value) >= 3:
-                self.known[value] = self.seen[key]
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            self.seen[key] = f"<{kind}-{self.counts[kind]}>"
+            if len(value) >= 3 and kind not in NOT_LEARNT:
+                if value not in self.known:
+                    words = WORD_RE.findall(value)
+                    self.by_word.setdefault(max(words, key=len) if words else "", []).append(value)
+                self.known[value] = (self.seen[key], self.known.get(value, ("", len(self.known)))[1])
                 self.memo.clear()  # texts redacted before this value was known
         return self.seen[key]
 
@@ -88,14 +111,35 @@ class Redactor:
                     if part.strip() and not part.strip().startswith("<"):
                         self.placeholder(kind, part.strip())
 
+    def fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A batch's fields read off a source's name and first lines (``NAME_KINDS``) as
+        placeholders, learnt before the source's own name and text are redacted, so those hide
+        them too; a container through the text rules; ranks, tasks and times as they are."""
+        out = dict(fields)
+        for key, value in fields.items():
+            kind = NAME_KINDS.get(key)
+            if kind and isinstance(value, str) and value and not value.startswith("<"):
+                out[key] = self.names[value] = self.placeholder(kind, value)
+        for key in TEXT_FIELDS:
+            if isinstance(fields.get(key), str):
+                out[key] = self.text(fields[key])
+        return out
+
     def text(self, s: str | None) -> str | None:
         if not s:
             return s
         if s not in self.memo:
-            self.memo[s] = self._text(s)
+            if s not in self.ruled:
+                if len(self.ruled) >= MAX_RULED:
+                    self.ruled.clear()
+                self.ruled[s] = self._rules(s)
+            self.memo[s] = self._learnt(self.ruled[s])
         return self.memo[s]
 
-    def _text(self, s: str) -> str:
+    def _rules(self, s: str) -> str:
+        """``s`` with credentials and the identifiers the rules find replaced; the same for the
+        same text once its values have placeholders, so kept, unlike what the values learnt
+        since change (``_learnt``)."""
         s = self._secrets(s)
         s = EMAIL_RE.sub(lambda m: self.placeholder("email", m.group()), s)
         s = PROMPT_RE.sub(self._prompt, s)
@@ -107,10 +151,15 @@ class Redactor:
         s = HOST_VALUE_RE.sub(self._host_value, s)
         s = SYSLOG_HOST_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
         s = HOST_CONTEXT_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
-        s = FQDN_RE.sub(self._fqdn, s)
-        for value, ph in sorted(self.known.items(), key=lambda kv: -len(kv[0])):
-            if value in s:
-                s = re.sub(rf"(?<![\w<-]){re.escape(value)}(?![\w>-])", lambda m: self._known(m, s, ph), s)
+        return FQDN_RE.sub(self._fqdn, s)
+
+    def _learnt(self, s: str) -> str:
+        """``s`` with every value learnt so far (a node fact, a user) replaced, the longest first.
+        A value stands alone in the text, so each of its words is a whole word there."""
+        words = set(WORD_RE.findall(s))
+        found = [v for w in words | {""} for v in self.by_word.get(w, ()) if v in s]
+        for value in sorted(found, key=lambda v: (-len(v), self.known[v][1])):
+            s = _put(s, value, self.known[value][0])
         return s
 
     def path(self, s: str | None) -> str | None:
@@ -128,7 +177,25 @@ class Redactor:
         suffix = FILE_SUFFIX_RE.search(piece)
         name = piece[:suffix.start()] if suffix else piece
         host = FQDN_RE.fullmatch(name) if "." in name else None
-        return self._fqdn(host) + piece[len(name):] if host else piece
+        if host:
+            return self._fqdn(host) + piece[len(name):]
+        return self._named(name) + piece[len(name):] if self.names else piece
+
+    def _named(self, name: str) -> str:
+        """``name`` with each run of its words that is a value read off a name (a node, a pod:
+        ``fields``) replaced by its placeholder, the longest run first (``dmesg-node02``)."""
+        tokens, out, i = NAME_TOKEN_RE.findall(name), [], 0
+        while i < len(tokens):
+            for j in range(len(tokens), i, -1):
+                ph = self.names.get("".join(tokens[i:j]))
+                if ph and tokens[i][0].isalnum() and tokens[j - 1][0].isalnum():
+                    out.append(ph)
+                    i = j
+                    break
+            else:
+                out.append(tokens[i])
+                i += 1
+        return "".join(out)
 
     def _secrets(self, s: str) -> str:
         from .credentials import find
@@ -137,13 +204,6 @@ class Redactor:
         for start, end in reversed(spans):
             s = s[:start] + self.placeholder("secret", s[start:end]) + s[end:]
         return s
-
-    @staticmethod
-    def _known(m: re.Match, s: str, ph: str) -> str:
-        """A learnt value's placeholder, except a number in a pid context (``pid 4242``)."""
-        if m.group().isdigit() and (len(m.group()) < MIN_LEARNT_NUMBER or PID_BEFORE_RE.search(s, 0, m.start())):
-            return m.group()
-        return ph
 
     def _prompt(self, m: re.Match) -> str:
         user = m["user"] if m["user"] in SHARED_USERS else self.placeholder("user", m["user"])
@@ -185,10 +245,18 @@ class Redactor:
                                    code=self.text(f.code))
 
     def diagnosis(self, d: Diagnosis) -> Diagnosis:
+        sources = {raw: self.path(raw) or raw for key in PATH_FACTS if (raw := d.facts.get(key))}
+
+        def text(s: str) -> str:  # a source it quotes, as its name is redacted, then the text rules
+            for raw, shown in sources.items():
+                s = s.replace(raw, shown)
+            return self.text(s) or ""
+
         return dataclasses.replace(
-            d, title=self.text(d.title) or "", facts=self.facts(d.facts),
-            evidence=tuple(Evidence(e.line, self.text(e.text) or "", e.signature) for e in d.evidence),
-            fixes=tuple(self.fix(f) for f in d.fixes), notes=tuple(self.text(n) or "" for n in d.notes))
+            d, title=self.text(d.title) or "", facts={**self.facts(d.facts), **{k: sources[d.facts[k]] for k in PATH_FACTS
+                                                                                if d.facts.get(k)}},
+            evidence=tuple(Evidence(e.line, text(e.text), e.signature) for e in d.evidence),
+            fixes=tuple(self.fix(f) for f in d.fixes), notes=tuple(text(n) for n in d.notes))
 
     def hit(self, h: Hit) -> Hit:
         lines = lambda pairs: tuple((n, self.text(t) or "") for n, t in pairs)  # noqa: E731
@@ -208,6 +276,28 @@ class Redactor:
             r, source=source, error=self.text(error), member=member, facts=self.facts(r.facts),
             notes=tuple(self.text(n) or "" for n in r.notes),
             diagnoses=tuple(self.diagnosis(d) for d in r.diagnoses), hits=tuple(self.hit(h) for h in r.hits))
+
+
+def _put(s: str, value: str, ph: str) -> str:
+    """``s`` with a learnt ``value`` replaced by ``ph`` where it stands alone (not inside a word,
+    a hyphenated name or a placeholder), except a number in a pid context (``pid 4242``). A search
+    for the string, not a pattern per value: a batch learns thousands of values."""
+    out, last, at = [], 0, s.find(value)
+    number = value.isdigit()
+    while at >= 0:
+        end = at + len(value)
+        if (not _joins(s[at - 1:at], "<") and not _joins(s[end:end + 1], ">")
+                and not (number and (len(value) < MIN_LEARNT_NUMBER or PID_BEFORE_RE.search(s, 0, at)))):
+            out += [s[last:at], ph]
+            last = end
+        at = s.find(value, end if last == end else at + 1)
+    return "".join(out) + s[last:] if out else s
+
+
+def _joins(c: str, bracket: str) -> bool:
+    """Whether the character next to a value makes it part of something longer (as ``\\w``, ``-``
+    or the placeholder's own bracket would)."""
+    return bool(c) and (c.isalnum() or c in ("_", "-", bracket))
 
 
 def redact_results(results: Sequence[ScanResult]) -> list[ScanResult]:

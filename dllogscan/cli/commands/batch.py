@@ -6,13 +6,14 @@ from typing import List, Optional
 
 import typer
 
-from ..options import Prefilter
+from ..options import Prefilter, Redact
 
 EPILOG = """[bold]Examples[/bold]
 
   dllogscan batch /var/log/slurm/ --out results.parquet
   dllogscan batch 'logs/**/*.out' pods.tar.gz node07-dmesg.log --out results.csv
   dllogscan batch archive.zip --format jsonl > results.jsonl
+  dllogscan batch logs/ --redact --out shared.csv    # hosts, pods, jobs, users as <host-1>, ...
   dllogscan batch logs/ --engine dask --scheduler tcp://10.0.0.5:8786 --out results.parquet
   dllogscan summary results.parquet
 """
@@ -34,6 +35,7 @@ def register(app: typer.Typer) -> None:
         prefilter: Prefilter = "auto",
         classifier: str = typer.Option("weak", help="Text classifier: weak (only to weigh weak signature verdicts) | auto | on | off."),
         progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)."),
+        redact: Redact = False,
         old_defaults: bool = typer.Option(False, "--no-no-default-signatures", hidden=True,
                                           help="Deprecated: the default (the shipped signatures are used)."),
     ) -> None:
@@ -47,4 +49,4 @@ def register(app: typer.Typer) -> None:
         if old_defaults:
             deprecated("--no-no-default-signatures")
         raise typer.Exit(run(paths, out, fmt, jobs, engine, scheduler, [str(s) for s in signatures],
-                             not no_default_signatures, min_confidence, prefilter, classifier, progress))
+                             not no_default_signatures, min_confidence, prefilter, classifier, progress, redact))
