@@ -184,6 +184,8 @@ def test_doctor_sample_of_a_factory_that_exits_says_so():
 @pytest.mark.parametrize("factory, timeout, said", [
     ("slow_then_hanging", "5", r"no batch in [0-2] s; stuck at live_datasets\.py:\d+ in hook"),  # 3 s in the factory
     ("hanging_factory", "3", r"the factory did not return in [3-5] s; stuck at live_datasets\.py:\d+ in hanging_factory"),
+    # before: '3s' was typer's 'not a valid float', exit 2
+    ("hanging_factory", "3s", r"the factory did not return in [3-5] s; stuck at live_datasets\.py:\d+ in hanging_factory"),
 ])
 def test_doctor_sample_that_hangs_is_cut_and_reported_as_class_e(factory, timeout, said):
     """Before: doctor loaded the sample in its own process with no time limit: a factory or a
@@ -199,3 +201,11 @@ def test_doctor_sample_that_hangs_is_cut_and_reported_as_class_e(factory, timeou
         f"`dllogscan repro tests.live_datasets:{factory} --workers 0` shows the whole stack"), risk
     text = _doctor("--num-workers", "2", "--sample", f"tests.live_datasets:{factory}", "--timeout", timeout).stdout
     assert f"[high] class E/hang: --sample tests.live_datasets:{factory} hangs" in text and "? (--sample hung)" in text
+
+
+@pytest.mark.parametrize("value", ["soon", "0.5", "2 weeks"])
+def test_doctor_timeout_that_is_no_duration_is_one_line(value):
+    """Before: typer's boxed 'not a valid float' or 'not in the range x>=1'."""
+    proc = _doctor("--sample", "tests.live_datasets:healthy", "--timeout", value)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"Error: --timeout takes a duration of at least 1s such as 90s, 30m or 2h (got {value!r})\n"

@@ -97,11 +97,27 @@ def test_cli_healthy_ladder_json_and_measurements():
     (["a:b", "--workers", "x"], "expected numbers"),
     # before: each rung failed on torch's AssertionError, 'the bug is in multiprocessing', exit 1
     (["a:b", "--sharing-strategy", "file-system"], "choose file_descriptor or file_system"),
+    # before: typer's boxed 'not a valid float' for a duration, or 'not in the range x>=1'
+    (["a:b", "--timeout", "soon"], "--timeout takes a duration of at least 1s such as 90s, 30m or 2h (got 'soon')"),
+    (["a:b", "--timeout", "500ms"], "--timeout takes a duration of at least 1s such as 90s, 30m or 2h (got '500ms')"),
+    (["a:b", "--timeout", "-3"], "--timeout takes a duration of at least 1s"),
 ])
 def test_cli_usage_errors_are_one_line(args, message):
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("timeout", ["3s", "3", "0.05m"])
+def test_cli_timeout_takes_a_duration_as_watch_does(timeout):
+    """Before: --timeout 3s was typer's 'not a valid float' (exit 2); a plain number still works."""
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", f"{DS}:hanging_factory", "--workers", "0",
+                           "--timeout", timeout, "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    rung = json.loads(proc.stdout)["rungs"][0]
+    assert rung["result"] == "hang" and rung["evidence"].startswith("the factory did not return in 3 s;"), rung
 
 
 def test_each_rung_counts_what_it_yields():

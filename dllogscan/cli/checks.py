@@ -86,12 +86,14 @@ DURATION_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|sec|m|min|h|d)?\s*",
 DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def check_duration(option: str, value: str | None) -> float | None:
-    """``value`` in seconds (None stays None); UsageError for what is no duration, or none at all."""
+def check_duration(option: str, value: str | None, least: float = 0.0) -> float | None:
+    """``value`` in seconds (None stays None); UsageError for what is no duration, none at all
+    or less than ``least`` seconds."""
     if value is None:
         return None
     m = DURATION_RE.fullmatch(value)
     seconds = float(m.group(1)) * DURATION_UNITS[(m.group(2) or "s").lower()] if m else 0.0
-    if not m or seconds <= 0:
-        raise UsageError(f"{option} takes a duration such as 90s, 30m or 2h (got {value!r})")
+    if not m or seconds <= 0 or seconds < least:
+        floor = f" of at least {least:g}s" if least else ""
+        raise UsageError(f"{option} takes a duration{floor} such as 90s, 30m or 2h (got {value!r})")
     return seconds

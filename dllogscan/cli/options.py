@@ -28,6 +28,9 @@ REDACT_HELP = "Hide credentials, hosts, users, IPs, job ids, pod names and e-mai
 Redact = Annotated[bool, typer.Option("--redact", help=REDACT_HELP)]
 ExitZero = Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when failures are found (errors still exit 2).")]
 Timeout = Annotated[float, typer.Option(help="Seconds each cluster tool may take.")]
+#: the least ``repro --timeout`` and ``doctor --timeout`` take (a duration, as ``watch``'s, read by
+#: ``checks.check_duration``): a rung or a sample has at least a second to load its batch
+LEAST_HANG = 1.0
 
 
 def check_format(fmt: Optional[str], out: Optional[Path]) -> str:

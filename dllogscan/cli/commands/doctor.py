@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..options import LEAST_HANG
 
 def register(app: typer.Typer) -> None:
     @app.command(epilog="""[bold]Examples[/bold]
@@ -14,7 +15,7 @@ def register(app: typer.Typer) -> None:
   dllogscan doctor --num-workers 8 --prefetch-factor 2 --batch-bytes 512M
   dllogscan doctor --num-workers 8 --sample mydata:make_dataset --batch-size 64 --format json
   dllogscan doctor --sample mydata:make_loader     # a DataLoader: its num_workers, prefetch_factor, batches
-  dllogscan doctor --sample mydata:make_dataset --timeout 300   # a slow first batch
+  dllogscan doctor --sample mydata:make_dataset --timeout 5m    # a slow first batch
 
 --sample loads the batch in a fresh interpreter; one that takes longer than
 --timeout (counted from its import of torch) is cut and reported as a class E
@@ -30,7 +31,8 @@ finding, with the line it was stuck at.
         batch_size: Optional[int] = typer.Option(
             None, min=1, help="Batch size for --sample (default: the DataLoader's own, else 1)."),
         tensors: Optional[int] = typer.Option(None, min=1, help="Tensors per batch (descriptor demand)."),
-        timeout: float = typer.Option(60.0, min=1, help="Seconds --sample may take before it counts as a hang."),
+        timeout: str = typer.Option("60s", metavar="DURATION", help="How long --sample may take before it counts "
+                                                                     "as a hang: 90s, 10m (a plain number is seconds)."),
         fmt: str = typer.Option("text", "--format", "-f", help="text | json"),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
     ) -> None:
@@ -39,12 +41,17 @@ finding, with the line it was stuck at.
         import sys
 
         from ...advise.fixes import parse_size
+        from ..checks import check_duration
         from ..output import fail
         from ...core.errors import DllogscanError
         from ...live import require_torch
 
         if fmt not in ("text", "json"):
             raise fail(f"unknown format {fmt!r}; choose text or json")
+        try:
+            seconds = check_duration("--timeout", timeout, LEAST_HANG)
+        except DllogscanError as exc:
+            raise fail(str(exc))
         if batch_bytes and sample:
             raise fail("give --batch-bytes or --sample, not both")
         try:
@@ -65,7 +72,7 @@ finding, with the line it was stuck at.
         if sample:
             from ...live.sample import measure
 
-            sampled = measure(sample, batch_size, timeout)
+            sampled = measure(sample, batch_size, seconds)  # type: ignore[arg-type]
             if "error" in sampled:  # the user's code raised or exited: one line
                 raise fail(f"--sample {sample}: {sampled['error']}".splitlines()[0])
         if "measured" in sampled:

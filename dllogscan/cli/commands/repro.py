@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..options import LEAST_HANG
 
 #: the most workers a rung starts: more than any machine's cores, fewer than a typo's 99999 processes
 MAX_WORKERS = 1024
@@ -16,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
   dllogscan repro mydata:make_dataset
   dllogscan repro mydata:make_loader
-  dllogscan repro mydata:make_dataset --workers 0,1,8 --batches 20 --timeout 120
+  dllogscan repro mydata:make_dataset --workers 0,1,8 --batches 20 --timeout 2m
   dllogscan repro mydata:make_dataset --worker-init mydata:seed_worker --pin-memory
   dllogscan repro mydata:make_dataset --spawn --collate mydata:collate --format json
 
@@ -34,7 +35,8 @@ multiprocessing_context). --batch-size, --collate, --worker-init, --spawn and
         batches: int = typer.Option(8, min=1, help="Batches to load per rung."),
         batch_size: Optional[int] = typer.Option(None, min=1, help="DataLoader batch_size [default: 2; a "
                                                  "factory's DataLoader keeps its own]."),
-        timeout: float = typer.Option(60.0, min=1, help="Seconds before a rung counts as a hang."),
+        timeout: str = typer.Option("60s", metavar="DURATION", help="How long before a rung counts as a hang: "
+                                                                     "90s, 10m, 2h (a plain number is seconds)."),
         spawn: bool = typer.Option(False, help="multiprocessing_context='spawn' instead of fork (or the loader's)."),
         collate: Optional[str] = typer.Option(None, help="module:fn to use as collate_fn (overrides the loader's)."),
         worker_init: Optional[str] = typer.Option(None, help="module:fn to use as worker_init_fn (overrides the "
@@ -50,12 +52,17 @@ multiprocessing_context). --batch-size, --collate, --worker-init, --spawn and
         import json
         import sys
 
+        from ..checks import check_duration
         from ..output import fail
         from ...core.errors import DllogscanError
         from ...live import require_torch
 
         if fmt not in ("text", "json"):
             raise fail(f"unknown format {fmt!r}; choose text or json")
+        try:
+            seconds = check_duration("--timeout", timeout, LEAST_HANG)
+        except DllogscanError as exc:
+            raise fail(str(exc))
         try:
             rungs_n = tuple(int(w) for w in workers.split(","))
         except ValueError:
@@ -82,7 +89,7 @@ multiprocessing_context). --batch-size, --collate, --worker-init, --spawn and
         except DllogscanError as exc:
             raise fail(str(exc))
         settings = ladder.Settings(factory=factory, workers=rungs_n, batches=batches, batch_size=batch_size,
-                                   timeout=timeout, spawn=spawn, collate=collate, worker_init=worker_init,
+                                   timeout=seconds, spawn=spawn, collate=collate, worker_init=worker_init,
                                    pin_memory=pin_memory, nofile=nofile, sharing_strategy=sharing_strategy)
         try:
             rungs = ladder.ladder(settings, scanner)
