@@ -259,6 +259,28 @@ def test_ctrl_c_or_sigterm_is_exit_0_with_the_summary(tmp_path, sig):
     assert "Traceback" not in "".join(watch.err)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_failure_still_settling_at_ctrl_c_is_reported_not_dropped(tmp_path, sig):
+    """A job prints a failure, then Ctrl-C reaches the watch inside its --settle time (here another
+    process sends it, 0.3 s after the line). Before: the watch ended 'stopped', nothing found,
+    exit 0; now the failure is decided then and reported before the summary, exit 1."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    watch = Watch(log, "--settle", "30s", "--no-writers", fmt="text")
+    watch.wait_for("following")
+    code = ("import os, sys, time\nwith open(sys.argv[1], 'a') as f:\n    f.write(sys.argv[3])\n"
+            "time.sleep(0.3)\nos.kill(int(sys.argv[2]), int(sys.argv[4]))\n")
+    start = time.monotonic()
+    sender = subprocess.run([sys.executable, "-c", code, str(log), str(watch.proc.pid), BUS, str(int(sig))],
+                            timeout=30)
+    assert sender.returncode == 0
+    rc, _ = watch.finish()
+    assert time.monotonic() - start < 15  # ended by the signal, not by the 20 s timeout nor the settle time
+    assert rc == 1 and "DataLoader failure printed (line 6)" in watch.out[0], (watch.out, watch.err)
+    assert watch.out[-1].endswith("(stopped; 1 new line read, up to line 6)\n") and "1 report in" in watch.out[-1]
+    assert "Traceback" not in "".join(watch.err)
+
+
 def test_with_pid_a_job_that_ended_ends_the_watch_with_no_stall_after_it(tmp_path):
     """The job writes its last progress line and exits: the watch ends (a zombie is gone too), and
     no stall is reported while it reads what is left, though that takes longer than --stall here."""
@@ -384,3 +406,26 @@ def test_unreadable_or_binary_files_and_bad_options_are_one_line_and_exit_2(tmp_
                               capture_output=True, text=True, timeout=30)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.strip().splitlines()[-1].startswith("Error: ")
+
+
+def test_ctrl_c_while_a_failure_settles_decides_it_in_process(tmp_path):
+    """The same without timing: the failure has been read and waits for its --settle quiet when
+    the interrupt comes (from the loop's sleep), so only the Ctrl-C path can report it."""
+    from dllogscan.watch import Options, watch
+
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    now, sleeps, found = [0.0], [], []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 1:
+            log.write_text(progress_lines(5) + BUS)
+        elif len(sleeps) == 3:
+            raise KeyboardInterrupt
+        now[0] += seconds
+
+    outcome = watch(str(log), Options(interval=1.0, settle=60.0, writers=False), found.append, lambda _: None,
+                    clock=lambda: now[0], sleep=sleep)
+    assert (outcome.reason, outcome.reports) == ("interrupted", 1)
+    assert [(e.kind, e.result.diagnoses[0].cls) for e in found] == [("failure", "A")]

@@ -25,8 +25,9 @@ Rules:
 - the end: exit 1 at the first report; with ``keep_going`` each report is printed and the watch
   goes on (a stall is reported once until progress comes back). Ctrl-C (SIGTERM too, in the
   command) or ``timeout`` end it with a summary: exit 0 when nothing was reported. ``timeout`` is
-  the watch's own length, from its start, whatever the file does (no stall threshold: ``stall``);
-  a failure still settling then is decided at once;
+  the watch's own length, from its start, whatever the file does (no stall threshold: ``stall``).
+  At either, the file is read once more and a failure still settling (or printed since the last
+  poll) is decided at once and reported before the summary (exit 1); a second Ctrl-C skips that;
 - a line that says the run finished (``ends.py``, data ``data/run_ends.toml``): the silence that
   would be a stall after it ends the watch instead (``finished``; ``correlate/stall.py`` says when
   progress after it is a new run's);

@@ -258,6 +258,13 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
             sleep(max(0.0, min(options.interval, left)))
     except KeyboardInterrupt:
         reason = "interrupted"
+        try:  # a failure printed last, or still settling, is decided now, as at the timeout
+            now = clock()
+            for kind, result in state.drain(now):
+                report(Event(kind, result, now - start, state.wall()))
+                reports += 1
+        except KeyboardInterrupt:
+            pass  # a second Ctrl-C: stop at once
     finally:
         state.close()
     return outcome(reason)

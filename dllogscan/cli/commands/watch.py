@@ -54,7 +54,8 @@ and then went quiet for as long as a stall takes), timeout, interrupted
 (Ctrl-C or SIGTERM).
 
 Exit codes: 0 nothing found (exited, finished, --timeout, Ctrl-C or SIGTERM);
-1 a failure or a stall reported; 2 a usage error (a --pid that runs no
+1 a failure or a stall reported (at --timeout, Ctrl-C or SIGTERM too, a
+failure still settling is decided and reported first); 2 a usage error (a --pid that runs no
 process), or a file that cannot be read or is not a text log.
 """)
     def watch_cmd(
