@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -287,3 +288,17 @@ def test_summary_of_a_redacted_table_counts_as_the_plain_one(redacted):
 
     assert counts(plain) == counts(hidden)
     assert "| B / oom | 3 |" in hidden
+
+
+def test_redact_hides_a_node_whose_folder_name_is_shown_with_escapes(tmp_path):
+    """A folder name with an undecodable byte and a control is written escaped (``gpu\\xff07``)
+    while the node read off it is the raw text: both are the one placeholder."""
+    folder = bytes(tmp_path) + b"/nodes/gpu\xff07\x1b]0;x\x07/var"
+    os.makedirs(folder)
+    with open(folder + b"/slurm-4242.out", "wb") as f:
+        f.write(BUS.encode())
+    proc = cli("batch", str(tmp_path), "--redact")
+    assert proc.returncode == 1, proc.stderr
+    (row,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert row["node"] == "<host-1>" and row["job"] == "<job-1>"
+    assert row["source"] == f"{tmp_path}/nodes/<host-1>/var/slurm-<job-1>.out"

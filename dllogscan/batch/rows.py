@@ -61,14 +61,18 @@ def meta_values(record: Record) -> dict[str, Any]:
 def redacted(record: Record, redactor: "Redactor") -> Record:
     """The record as ``batch --redact`` writes it, by the output's one ``Redactor`` (in the process
     that writes the rows, so a value has one placeholder in every row): its fields read off names
-    first, so that its source's name and text hide them too, then its result. A link's target is
-    read as a name too, its fields learnt now: its own row may come later."""
-    meta = redactor.fields(record.meta)
+    first, so that its source's name and text hide them too, then its result. What its name alone
+    says is learnt too (a folder's node where the log's lines name another), and a link's target
+    is read as a name, its fields learnt now: its own row may come later. A name shown with
+    escapes (``\\x1b``: a control, an undecodable byte) is not read so: its ``\\`` would split it."""
     r = record.result
+    meta = redactor.fields(record.meta)
     link = LINK_TARGET_RE.search(r.error) if is_link(r.error) else None
+    for name in (r.source, r.member, link and link["target"]):
+        if name and "\\" not in name:
+            redactor.fields(from_name(name))
     if link:
         target = link["target"]
-        redactor.fields(from_name(target))
         r = replace(r, error=r.error.replace(target, redactor.path(target) or target))  # type: ignore[union-attr]
     return replace(record, result=redactor.result(r), meta=meta)
 

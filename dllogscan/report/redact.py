@@ -21,6 +21,7 @@ import re
 from typing import Any, Sequence
 
 from ..core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
+from ..core.printable import escape
 
 EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 HOME_RE = re.compile(r"(?P<pre>/home/|/Users/|/export/home/|/scratch/|[A-Za-z]:\\Users\\|~|"
@@ -70,7 +71,7 @@ NOT_LEARNT = ("namespace",)
 #: the text rules only, as the rest of a name
 TEXT_FIELDS = ("container",)
 WORD_RE = re.compile(r"[A-Za-z0-9]+")
-MAX_RULED = 4096  # texts kept with their rules applied (a batch's fix titles and commands recur)
+MAX_TEXTS = 4096  # texts kept redacted, and with their rules applied (a batch's fix titles and commands recur)
 #: where a value read off a name may sit inside one piece of a name (``dmesg-node02.log``)
 NAME_TOKEN_RE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
 
@@ -94,13 +95,19 @@ class Redactor:
         if key not in self.seen:
             self.counts[kind] = self.counts.get(kind, 0) + 1
             self.seen[key] = f"<{kind}-{self.counts[kind]}>"
-            if len(value) >= 3 and kind not in NOT_LEARNT:
-                if value not in self.known:
-                    words = WORD_RE.findall(value)
-                    self.by_word.setdefault(max(words, key=len) if words else "", []).append(value)
-                self.known[value] = (self.seen[key], self.known.get(value, ("", len(self.known)))[1])
-                self.memo.clear()  # texts redacted before this value was known
+            if kind not in NOT_LEARNT:
+                self._learn(value, self.seen[key])
         return self.seen[key]
+
+    def _learn(self, value: str, ph: str) -> None:
+        """Replace ``value`` by ``ph`` wherever texts hold it from now on."""
+        if len(value) < 3:
+            return
+        if value not in self.known:
+            words = WORD_RE.findall(value)
+            self.by_word.setdefault(max(words, key=len) if words else "", []).append(value)
+        self.known[value] = (ph, self.known.get(value, ("", len(self.known)))[1])
+        self.memo.clear()  # texts redacted before this value was known
 
     def learn(self, facts: dict[str, str]) -> None:
         """Facts that name a host, a job or a pod (``node``, ``job_id``, ``pod``) are redacted wherever they appear."""
@@ -114,12 +121,18 @@ class Redactor:
     def fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """A batch's fields read off a source's name and first lines (``NAME_KINDS``) as
         placeholders, learnt before the source's own name and text are redacted, so those hide
-        them too; a container through the text rules; ranks, tasks and times as they are."""
+        them too; a container through the text rules; ranks, tasks and times as they are. A value
+        with a control or an undecodable byte is learnt as a name shows it too (``escape``)."""
         out = dict(fields)
         for key, value in fields.items():
             kind = NAME_KINDS.get(key)
             if kind and isinstance(value, str) and value and not value.startswith("<"):
-                out[key] = self.names[value] = self.placeholder(kind, value)
+                out[key] = self.names[value] = ph = self.placeholder(kind, value)
+                shown = escape(value)
+                if shown != value and self.seen.setdefault((kind, shown), ph) == ph:
+                    self.names[shown] = ph
+                    if kind not in NOT_LEARNT:
+                        self._learn(shown, ph)
         for key in TEXT_FIELDS:
             if isinstance(fields.get(key), str):
                 out[key] = self.text(fields[key])
@@ -130,9 +143,11 @@ class Redactor:
             return s
         if s not in self.memo:
             if s not in self.ruled:
-                if len(self.ruled) >= MAX_RULED:
+                if len(self.ruled) >= MAX_TEXTS:
                     self.ruled.clear()
                 self.ruled[s] = self._rules(s)
+            if len(self.memo) >= MAX_TEXTS:  # a batch of 100 000 rows: each row's evidence is another text
+                self.memo.clear()
             self.memo[s] = self._learnt(self.ruled[s])
         return self.memo[s]
 
