@@ -302,3 +302,17 @@ def test_redact_hides_a_node_whose_folder_name_is_shown_with_escapes(tmp_path):
     (row,) = [json.loads(line) for line in proc.stdout.splitlines()]
     assert row["node"] == "<host-1>" and row["job"] == "<job-1>"
     assert row["source"] == f"{tmp_path}/nodes/<host-1>/var/slurm-<job-1>.out"
+
+
+def test_summary_lists_nodes_in_counting_order():
+    """A crosstab orders its nodes by their characters (``gpu10`` before ``gpu2``, and so a redacted
+    table's ``<host-10>`` before ``<host-2>``); the summary lists them as people count."""
+    import pandas as pd
+
+    from dllogscan.batch.summary import summaries
+
+    nodes = ["gpu10", "gpu2", "<host-10>", "<host-2>", "gpu1"]
+    df = pd.DataFrame({"node": nodes, "class": ["A"] * 5, "subclass": [None] * 5, "status": ["ok"] * 5,
+                       "signatures": ["A.x"] * 5, "job": [None] * 5, "first_failure_time": [None] * 5,
+                       "first_time": [None] * 5, "last_time": [None] * 5})
+    assert list(summaries(df)["class x node"].index) == ["<host-2>", "<host-10>", "gpu1", "gpu2", "gpu10"]

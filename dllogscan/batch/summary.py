@@ -1,6 +1,7 @@
 """Summaries of a results table: class x node, class x day, top signatures, jobs per class."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..core.printable import escape
@@ -29,7 +30,8 @@ def summaries(df: Any, top: int = 15) -> dict[str, Any]:
         "status": ["scanned", "with a failure", "skipped (binary, not a file)", "links not followed", "unreadable"],
         "sources": [int((df["status"] == "ok").sum()), len(found), int((df["status"] == "skipped").sum()),
                     int((df["status"] == "link").sum()), int((df["status"] == "error").sum())]})
-    out["class x node"] = pd.crosstab(found["node"], found["class"]) if len(found) else pd.DataFrame()
+    by_node = pd.crosstab(found["node"], found["class"]) if len(found) else pd.DataFrame()
+    out["class x node"] = by_node.reindex(sorted(by_node.index, key=natural_key)) if len(by_node) else by_node
     out["class x day"] = pd.crosstab(found["day"], found["class"]) if len(found) else pd.DataFrame()
     sigs = found["signatures"].fillna("").str.split().explode().dropna()
     sigs = sigs[sigs != ""]
@@ -39,6 +41,13 @@ def summaries(df: Any, top: int = 15) -> dict[str, Any]:
     out["jobs per class"] = (jobs.assign(verdict=label).groupby("verdict")["job"].nunique()
                              .rename("jobs").reset_index().sort_values("jobs", ascending=False))
     return out
+
+
+def natural_key(name: Any) -> list[Any]:
+    """Node names in the order people count them: ``gpu2`` before ``gpu10``, ``<host-2>`` before
+    ``<host-10>`` (a crosstab's own order is the characters')."""
+    parts = re.split(r"(\d+)", str(name))
+    return [int(p) if i % 2 else p for i, p in enumerate(parts)]
 
 
 def render(tables: dict[str, Any], fmt: str) -> str:
