@@ -429,3 +429,47 @@ def test_ctrl_c_while_a_failure_settles_decides_it_in_process(tmp_path):
                     clock=lambda: now[0], sleep=sleep)
     assert (outcome.reason, outcome.reports) == ("interrupted", 1)
     assert [(e.kind, e.result.diagnoses[0].cls) for e in found] == [("failure", "A")]
+
+
+def _interrupted_watch(tmp_path, monkeypatch, where: str):
+    """A watch of a log that prints a failure, interrupted once ``where`` (``decide``: inside the
+    diagnosis of the failure; ``report``: while its report is being written)."""
+    from dllogscan.watch import Options, loop, watch
+
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(5))
+    now, found, raised, sleeps = [0.0], [], [], []
+    run = loop.pipeline.run
+
+    def interrupting_run(*args, **kwargs):
+        if where == "decide" and not raised:
+            raised.append(1)
+            raise KeyboardInterrupt
+        return run(*args, **kwargs)
+
+    def report(event) -> None:
+        if where == "report" and not raised:
+            raised.append(1)
+            raise KeyboardInterrupt
+        found.append(event)
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 1:
+            log.write_text(progress_lines(5) + BUS)
+        now[0] += seconds
+
+    monkeypatch.setattr(loop.pipeline, "run", interrupting_run)
+    outcome = watch(str(log), Options(interval=1.0, settle=0.0, writers=False), report, lambda _: None,
+                    clock=lambda: now[0], sleep=sleep)
+    return outcome, found, raised
+
+
+@pytest.mark.parametrize("where", ["decide", "report"])
+def test_ctrl_c_inside_a_decision_or_a_report_still_reports_the_failure(tmp_path, monkeypatch, where):
+    """Before: a Ctrl-C while the failure was being diagnosed lost it (the pending mark was cleared
+    before the diagnosis ran), and one while its report was written lost the report (the decided
+    list was not kept): "interrupted" with 0 reports. Now the interrupt path reports it."""
+    outcome, found, raised = _interrupted_watch(tmp_path, monkeypatch, where)
+    assert raised and (outcome.reason, outcome.reports) == ("interrupted", 1)
+    assert [(e.kind, e.result.diagnoses[0].cls) for e in found] == [("failure", "A")]

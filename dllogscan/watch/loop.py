@@ -182,8 +182,8 @@ class Watch:
     def _decide(self, unfinished: bool = True) -> list[tuple[str, ScanResult]]:
         """Diagnose the window; report what cites a line no earlier decision read. ``unfinished``:
         with the unfinished line (not while a piece is half taken)."""
-        self.pending = None
         result = pipeline.run(self._window(unfinished), self.scanner, self.options.min_confidence, classifier="off")
+        self.pending = None  # only now: a Ctrl-C inside the run leaves the failure to ``drain``
         new = tuple(d for d in result.diagnoses if any(e.line > self.decided_to for e in d.evidence))
         self.decided_to = max(self.decided_to, self.window_first + self.window.count(b"\n") - 1)
         if not new:
@@ -240,14 +240,17 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
                        finish.line if finish is not None else None, job.writers,
                        job.orphans if why == "exited" else ())
 
+    due: list[tuple[str, ScanResult]] = []  # decided, not yet reported (a Ctrl-C may land between)
     try:
         while True:
             now, due = _poll(state, job, clock, sleep)
             if not state.ended and options.timeout is not None and now - start >= options.timeout:
                 state.ended = "timeout"
                 due += state.drain(now)  # a failure still settling is decided now, not dropped
-            for kind, result in due:
+            while due:
+                kind, result = due[0]
                 report(Event(kind, result, now - start, state.wall()))
+                due.pop(0)
                 reports += 1
                 if not (options.keep_going or state.ended):
                     return outcome("found")
@@ -258,9 +261,10 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
             sleep(max(0.0, min(options.interval, left)))
     except KeyboardInterrupt:
         reason = "interrupted"
-        try:  # a failure printed last, or still settling, is decided now, as at the timeout
-            now = clock()
-            for kind, result in state.drain(now):
+        try:  # what was decided and not yet reported, then a failure printed last or still
+            now = clock()  # settling, decided now, as at the timeout
+            left = due + state.drain(now)
+            for kind, result in left if options.keep_going else left[:1]:
                 report(Event(kind, result, now - start, state.wall()))
                 reports += 1
         except KeyboardInterrupt:
