@@ -7,7 +7,9 @@ compressed and uncompressed sizes, name, extra field); this reads those in order
 Deflated members are inflated by zlib and stored ones passed through; a member whose sizes the
 header leaves to a data descriptor after its data (flag bit 3) ends where its deflate data ends,
 and a stored one written so, whose end cannot be found, ends the read. The member the archive
-ends inside gives its bytes, then ``CutShort``. The archive's limits hold as ``archives.py``
+ends inside gives its bytes, then ``CutShort``; a member read to its end whose CRC-32 (the
+header's, or its data descriptor's) does not match what it gave gives its bytes, then
+``BadCrc``, and the next member is read. The archive's limits hold as ``archives.py``
 applies them to a whole zip: sizes a header states are checked before reading, and every byte
 inflated counts in the archive's bomb ratio (``Tally``) as it comes out.
 """
@@ -33,10 +35,16 @@ DESCRIPTOR = b"PK\x07\x08"
 ENDS = (b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06")  # the central directory or its end: no more members
 ZIP64_EXTRA = 0x0001
 PIECE = 64 << 10
+BAD_CRC = "the member's CRC-32 does not match its data (the data is corrupt)"
 
 
 class ArchiveBomb(OSError):
     """The archive inflated more than its limits allow while a member was read."""
+
+
+class BadCrc(CutShort):
+    """A member read to its end whose bytes do not have the CRC-32 its header or data descriptor
+    states: corrupt data that still inflated. Its end was found, so the next member can be read."""
 
 
 @dataclass
@@ -50,6 +58,7 @@ class LocalHeader:
     size: int
     mtime: float | None
     zip64: bool
+    crc: int = 0  # as the header states it; a data descriptor's instead where ``sized`` is False
 
     @property
     def sized(self) -> bool:
@@ -100,7 +109,7 @@ def read_header(src: Source) -> LocalHeader | None:
     if len(head) < HEADER.size or head[:4] != LOCAL:
         raise ValueError("the archive ends inside a local header" if LOCAL.startswith(head[:4]) and len(head) < HEADER.size
                          else "no local file header where the next member should start")
-    _, _, flags, method, time, date, _, compressed, size, name_len, extra_len = HEADER.unpack(head)
+    _, _, flags, method, time, date, crc, compressed, size, name_len, extra_len = HEADER.unpack(head)
     raw_name, extra = src.read(name_len), src.read(extra_len)
     if len(raw_name) < name_len or len(extra) < extra_len:
         raise ValueError("the archive ends inside a local header")
@@ -108,7 +117,7 @@ def read_header(src: Source) -> LocalHeader | None:
     if zip64 is not None and (size == 0xFFFFFFFF or compressed == 0xFFFFFFFF):
         size, compressed = zip64
     name = local_name(raw_name)
-    return LocalHeader(name, flags, method, compressed, size, _dos_time(date, time), zip64 is not None)
+    return LocalHeader(name, flags, method, compressed, size, _dos_time(date, time), zip64 is not None, crc)
 
 
 def _zip64_sizes(extra: bytes) -> tuple[int, int] | None:
@@ -141,6 +150,8 @@ class LocalMember(io.RawIOBase):
         self.done = False
         self.broken: BaseException | None = None  # what ended it before its end: the rest cannot be found
         self.pending: BaseException | None = None  # that, still to be raised to the reader
+        self.crc, self.checked = 0, False  # the CRC-32 of the bytes given; whether it was compared
+        self.trailer: BaseException | None = None  # a data descriptor cut short, raised by ``finish``
 
     def readable(self) -> bool:
         return True
@@ -155,6 +166,11 @@ class LocalMember(io.RawIOBase):
         while not self.done and self.broken is None and (size is None or size < 0 or got < size):
             try:
                 piece = self._piece(PIECE * 16 if size is None or size < 0 else size - got)
+            except BadCrc as exc:  # the member ended: the bytes stand, its error follows them
+                if not parts:
+                    raise
+                self.pending = exc
+                break
             except (zlib.error, CutShort, ArchiveBomb) as exc:
                 self.broken = exc
                 if not parts:
@@ -169,7 +185,26 @@ class LocalMember(io.RawIOBase):
         data = self._inflate(want) if self.inflater is not None else self._stored(want)
         if data and not self.tally.add(len(data), self.limits):
             raise ArchiveBomb(self.bomb)
+        self.crc = zlib.crc32(data, self.crc)
+        if self.done and not self.checked:
+            self._check(data)
         return data
+
+    def _check(self, data: bytes) -> None:
+        """At the member's end, its CRC-32 against the header's or the data descriptor's."""
+        self.checked = True
+        stated = self.header.crc
+        if not self.header.sized:
+            try:
+                stated = self._descriptor()
+            except CutShort as exc:  # the members after it cannot be found: ``finish`` says so
+                self.trailer = exc
+                return
+        if stated != self.crc:
+            if data:  # the bytes of this read first, the error on the next
+                self.pending = BadCrc(BAD_CRC)
+            else:
+                raise BadCrc(BAD_CRC)
 
     def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
@@ -228,19 +263,24 @@ class LocalMember(io.RawIOBase):
             if not self.src.skip(self.left):
                 raise CutShort("the archive ends inside this member")
             self.left, self.done = 0, True
-        while not self.done:  # deflate data of unstated size: inflated to its end marker
-            self._piece(PIECE * 16)
-        if not self.header.sized:
-            self._descriptor()
+        try:
+            while not self.done:  # deflate data of unstated size: inflated to its end marker
+                self._piece(PIECE * 16)
+        except BadCrc:  # its row was given before its end was read; the next member is found
+            pass
+        if self.trailer is not None:  # the data descriptor, read at the end of the data (``_check``)
+            raise self.trailer
 
-    def _descriptor(self) -> None:
-        """Read past the data descriptor: CRC and both sizes (8 bytes each in zip64), after a
-        signature that a writer may leave out."""
+    def _descriptor(self) -> int:
+        """Read past the data descriptor, CRC and both sizes (8 bytes each in zip64), after a
+        signature that a writer may leave out; its CRC."""
         body = 20 if self.header.zip64 else 12
         head = self.src.read(4)
-        rest = body if head == DESCRIPTOR else body - 4
-        if len(head) < 4 or len(self.src.read(rest)) < rest:
+        signed = head == DESCRIPTOR
+        rest = self.src.read(body if signed else body - 4)
+        if len(head) < 4 or len(rest) < (body if signed else body - 4):
             raise CutShort("the archive ends inside this member's data descriptor")
+        return struct.unpack_from("<I", rest if signed else head)[0]
 
 
 def not_read(header: LocalHeader) -> str:

@@ -173,3 +173,48 @@ def test_random_zips_cut_anywhere_give_whole_members_and_a_prefix():
             original = members[name.removeprefix("x.zip!/")]
             assert original.startswith(text), name
             assert error is not None or text == original, name
+
+
+def _corrupt_zip(method: int = zipfile.ZIP_DEFLATED, streamed: bool = False) -> bytes:
+    """MEMBERS zipped (deflated at level 0: the text stays as it is), without a central directory,
+    with one byte of a.log's text changed: the data still reads, only its CRC-32 tells."""
+    sink = _Unseekable() if streamed else io.BytesIO()
+    with zipfile.ZipFile(sink, "w", method, compresslevel=0) as zf:  # type: ignore[arg-type]
+        for name, data in MEMBERS.items():
+            zf.writestr(name, data)
+    raw = _without_directory((sink.buf if streamed else sink).getvalue())  # type: ignore[union-attr]
+    at = raw.index(b"step 1500 loss") + 5
+    return raw[:at] + bytes([raw[at] ^ 0x20]) + raw[at + 1:]
+
+
+@pytest.mark.parametrize("method, streamed", [(zipfile.ZIP_STORED, False), (zipfile.ZIP_DEFLATED, False),
+                                              (zipfile.ZIP_DEFLATED, True)],
+                         ids=["stored", "deflated", "deflated-data-descriptor"])
+def test_a_member_whose_data_is_corrupt_but_reads_keeps_its_bytes_and_says_so(method, streamed):
+    """Before, a byte changed in a member's data (stored, or deflated at level 0, so that it still
+    inflates) gave that member's row no error: its CRC-32 was not checked."""
+    rows = _rows(_corrupt_zip(method, streamed))
+    assert [r[0] for r in rows] == ["x.zip!/a.log", "x.zip!/b.log", "x.zip!/c.log", "x.zip"]
+    name, error, text = rows[0]
+    assert error == "the member's CRC-32 does not match its data (the data is corrupt)"
+    assert len(text) == len(MEMBERS["a.log"]) and text != MEMBERS["a.log"] and text.endswith(BUS)
+    assert rows[1][1:] == (None, MEMBERS["b.log"]) and rows[2][1:] == (None, MEMBERS["c.log"])
+    assert rows[3][1].endswith("3 members read from their local headers, then the members end there")
+
+
+def test_a_corrupt_member_through_batch_is_scanned_with_its_error(tmp_path):
+    path = tmp_path / "logs.zip"
+    path.write_bytes(_corrupt_zip(streamed=True))
+    out, _ = _batch_measured(path, timeout=120)
+    rows = {r["member"]: r for r in out["rows"]}
+    assert rows["a.log"]["status"] == "error" and rows["a.log"]["diagnoses"][0]["class"] == "A"
+    assert rows["a.log"]["error"].endswith("does not match its data (the data is corrupt); scanned what came before")
+    assert rows["b.log"]["status"] == rows["c.log"]["status"] == "ok"
+
+
+def test_a_corrupt_member_left_before_its_end_does_not_stop_the_read():
+    """The CRC-32 is compared where ``finish`` inflates the rest of a member the reader left (at
+    the member limit): the mismatch is not raised there, and the next members are still found."""
+    rows = _rows(_corrupt_zip(streamed=True), Limits(member_bytes=1000))
+    assert [(r[0], r[1], len(r[2])) for r in rows[:3]] == [(f"x.zip!/{n}", None, 1000) for n in MEMBERS]
+    assert rows[3][1].endswith("3 members read from their local headers, then the members end there")
