@@ -112,6 +112,8 @@ NAMED = [  # a host in a file name or folder: followed by '.log', '_', '/' where
     ("node-3.cluster.internal_rank1.err.1", "node-3.cluster.internal", "<host-1>_rank1.err.1"),
     ("pods.tar.gz!/a100-04.cluster.local/train.log", "a100-04.cluster.local", "pods.tar.gz!/<host-1>/train.log"),
     ("/logs/gpu07.example.org.log", "gpu07.example.org", "/logs/<host-1>.log"),
+    ("/logs/gpu1.uni-x.de-stderr.txt", "gpu1.uni-x.de", "/logs/<host-1>-stderr.txt"),  # before '-' (session 63)
+    ("n12.cs.ox.ac.uk-rank0.log.gz", "n12.cs.ox.ac.uk", "<host-1>-rank0.log.gz"),
 ]
 
 
@@ -125,7 +127,7 @@ def test_a_host_in_a_file_name_is_redacted_as_in_the_text(path, host, shown):
 def test_file_names_without_a_host_are_kept():
     r = Redactor()
     for path in ("/data/train.v2.log", "torch.nn.functional.py", "/work/model.ckpt.pt", "logs/version_3/metrics.csv",
-                 "kern.log.1", "dmesg-gpu07.log.2.gz"):
+                 "kern.log.1", "dmesg-gpu07.log.2.gz", "wmt14/train.tok.en-de.txt", "ds.v2.it-IT.json"):
         assert r.path(path) == path
 
 

@@ -11,7 +11,8 @@ in home, ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and oth
 (``SLURM_JOB_ID=``, ``SLURM_ARRAY_JOB_ID=``, ``job 123``, ``slurm-123.out``); hosts in syslog
 lines, after ``SLURMD_NODENAME=`` / ``SLURM_NODELIST=`` / ``hostname:`` (any name) or after a host
 or node label (a name with a digit), and fully qualified names under common or country-code
-domains. A value learnt from one place (a node fact, a user) is replaced wherever it appears, but
+domains, in a path or file name the text quotes read piece by piece as a source's name is
+(``path``). A value learnt from one place (a node fact, a user) is replaced wherever it appears, but
 a number in a pid context (``pid 4242``) stays: a pid equal to a job id is still a pid."""
 from __future__ import annotations
 
@@ -45,13 +46,23 @@ HOST_VALUE_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:SLURMD?_(?:NODENAME|NODE
                            r"(?P<host>[A-Za-z0-9][\w.\[\],-]{0,127}[\w\]])")
 SYSLOG_HOST_RE = re.compile(r"^(?P<pre>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) )"
                             r"(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})(?= )", re.MULTILINE)
-FQDN_RE = re.compile(r"\b(?:[A-Za-z0-9-]+\.)+(?:internal|local|lan|corp|cluster|intra|private|home|"
-                     r"com|net|org|io|ai|dev|cloud|edu)\b|\b(?:[A-Za-z0-9-]+\.){2,}(?P<cc>[a-z]{2})\b(?![.\w/-])")
+COMMON_DOMAINS = r"(?:internal|local|lan|corp|cluster|intra|private|home|com|net|org|io|ai|dev|cloud|edu)"
+FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
+#: a host at the start of a piece of a file name, followed by ``-`` (``gpu1.uni-x.de-stderr``): its
+#: first label has a digit, so that a dotted word before a hyphen (``train.tok.en-de``) is no host
+DASHED_HOST_RE = re.compile(rf"(?=[A-Za-z0-9-]*\d)(?:(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}|"
+                            rf"(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}}))(?=-[A-Za-z0-9])")
 NOT_COUNTRY = {"py", "sh", "so", "gz", "xz", "js", "md", "rs", "go", "pl", "rb", "cc", "cu", "hh", "ts", "pt", "th",
-               "h5", "db", "el", "mk", "in", "ko", "o", "a", "ps", "cs", "fs", "vs", "ok", "id"}
+               "h5", "db", "el", "mk", "in", "ko", "o", "a", "ps", "cs", "fs", "vs", "ok", "id", "fa"}
 #: a piece of a file name or path between separators (``/``, ``\\``, ``_``, an archive's ``!/``), and
 #: the file suffixes at its end (``.log``, ``.out.1``, ``.gz``): what is left may be a host name alone
 PATH_PIECE_RE = re.compile(r"(?<![^/\\_!])[A-Za-z0-9][A-Za-z0-9.-]*")
+#: a word of a text that may be a path or a file name (``"/data/gpu1.uni-x.de/x.py"``,
+#: ``gpu1.uni-x.de-stderr.txt``): one with a ``/`` or ``\\``, or a file suffix, is read piece by
+#: piece for hosts as a source's name is
+PATH_WORD_RE = re.compile(r"[\w.~+%/\\-]+")
+#: its pieces: as a name's, but one after ``_`` is part of a word there (``x_only.home``)
+TEXT_PIECE_RE = re.compile(r"(?<![^/\\])[A-Za-z0-9][A-Za-z0-9.-]*")
 FILE_SUFFIX_RE = re.compile(r"(?i)(?:\.(?:log|txt|out|err|stdout|stderr|json|jsonl|csv|gz|bz2|xz|zst|tar|tgz|zip|\d+))+$")
 MIN_LEARNT_NUMBER = 4  # a learnt job id this short is replaced only where a job label names it
 PID_BEFORE_RE = re.compile(r"(?i)(?:\bpids?|pid\(s\)|\bprocess|\btask|\btid)\W{0,3}$")
@@ -166,7 +177,15 @@ class Redactor:
         s = HOST_VALUE_RE.sub(self._host_value, s)
         s = SYSLOG_HOST_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
         s = HOST_CONTEXT_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
+        s = PATH_WORD_RE.sub(self._path_word, s) if "." in s else s
         return FQDN_RE.sub(self._fqdn, s)
+
+    def _path_word(self, m: re.Match) -> str:
+        """A path or file name in a text with each piece that is a host replaced (``_host_piece``)."""
+        word = m.group()
+        if "." not in word or not ("/" in word or "\\" in word or FILE_SUFFIX_RE.search(word)):
+            return word
+        return TEXT_PIECE_RE.sub(lambda p: self._host_piece(p.group()) or p.group(), word)
 
     def _learnt(self, s: str) -> str:
         """``s`` with every value learnt so far (a node fact, a user) replaced, the longest first.
@@ -189,12 +208,20 @@ class Redactor:
 
     def _path_piece(self, m: re.Match) -> str:
         piece = m.group()
+        hidden = self._host_piece(piece)
+        if hidden is not None:
+            return hidden
         suffix = FILE_SUFFIX_RE.search(piece)
         name = piece[:suffix.start()] if suffix else piece
-        host = FQDN_RE.fullmatch(name) if "." in name else None
-        if host:
-            return self._fqdn(host) + piece[len(name):]
         return self._named(name) + piece[len(name):] if self.names else piece
+
+    def _host_piece(self, piece: str) -> str | None:
+        """``piece`` of a name with its host replaced, where, its file suffixes aside, it is a host
+        name alone (``n12.cs.ox.ac.uk``) or one before ``-`` (``gpu1.uni-x.de-stderr.txt``); else None."""
+        suffix = FILE_SUFFIX_RE.search(piece)
+        name = piece[:suffix.start()] if suffix else piece
+        host = (FQDN_RE.fullmatch(name) or DASHED_HOST_RE.match(name)) if "." in name else None
+        return self._fqdn(host) + piece[host.end():] if host else None
 
     def _named(self, name: str) -> str:
         """``name`` with each run of its words that is a value read off a name (a node, a pod:

@@ -47,6 +47,12 @@ CASES = [
     ("download https://data.example.org/set.tar?token=Zx81qLm2 failed", "Zx81qLm2", "failed"),
     ("blob https://acct.blob.core.windows.net/c/f?sv=2020-08-04&sig=AbC%2BdEf%3D", "AbC%2BdEf", "sv=2020-08-04"),
     ("Cookie: session=8f14e45fceea167a5a36dedd4bea2543abc", "8f14e45fceea167a5", "Cookie:"),
+    # a host inside a path or file name in the text, followed by '/', a suffix or '-' (session 63)
+    ('File "/data/gpu1.uni-x.de/x.py", line 3', "gpu1.uni-x.de", '/data/<host-1>/x.py", line 3'),
+    ("open /logs/n12.cs.ox.ac.uk/rank0.log failed", "n12.cs.ox.ac.uk", "/logs/<host-1>/rank0.log failed"),
+    ("wrote gpu1.uni-x.de-stderr.txt", "gpu1.uni-x.de", "<host-1>-stderr.txt"),
+    ("tail /logs/gpu07.hpc.kit.edu-rank0.log", "gpu07.hpc.kit.edu", "/logs/<host-1>-rank0.log"),
+    ("see gpu1.hpc.uni-mainz.de.log", "gpu1.hpc", "see <host-1>.log"),
 ]
 #: lines that must come out unchanged
 KEPT = [
@@ -63,6 +69,12 @@ KEPT = [
     "eos_token: </s> pad_token='[PAD]' max_token=512 --token-budget 5",
     "password: ******** --password $DB_PASS export HF_TOKEN=${HF_TOKEN}",
     "get_token(): token expired; the secret is out",
+    # dotted words and file names in paths that are no host names
+    "open a/torch.utils.data/x.py and /work/model.ckpt.pt and libcudnn.so.8.9.2",
+    "data/wmt14.en-de/train.tok.clean.bpe.32000.en-de and train.tok.en-de.txt",
+    "/usr/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py",
+    "ckpt/model-v1.2.3-final.ckpt.pt checkpoint-1000/pytorch_model.bin ds.v2.it-IT.json",
+    "writefasta Homo_sapiens.GRCh38.dna.toplevel.fa.gz; open /app/snow.atg_arch_only.home/data/x.py",
 ]
 
 
