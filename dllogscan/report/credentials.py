@@ -16,7 +16,13 @@ Rules (``find``: the spans of ``text`` to hide):
   (``GITHUB_TOKEN=...``, ``--password hunter22``, ``--hf-token=...``, a URL's ``?token=`` or
   ``&sig=``, an ``X-Amz-Signature``), where that value is no placeholder (``<pad>``, ``$TOKEN``,
   ``***``) and no bare number (``max_token=512``). Where a rule names its ``secret`` group, only
-  that group is hidden.
+  that group is hidden;
+- a PEM private key's body: the base64 lines (and ``Proc-Type:``/``DEK-Info:`` fields) after a
+  ``-----BEGIN ... PRIVATE KEY-----`` line, up to its END line, in one text; a line of a log shown
+  alone (evidence, context) is hidden as a body line where it is one of the numbered lines between
+  such a header or END line and the other (``key_lines``), and a line that is nothing but 64 or 70
+  base64 characters with upper and lower case letters and a digit (a PEM or OpenSSH key's full line)
+  wherever it stands.
 """
 from __future__ import annotations
 
@@ -50,6 +56,16 @@ OWN_RULES = (
 #: ``[PAD]``), a word for nothing, a bare number (``max_token=512``), code (``tokenizer.eos_token``,
 #: ``os.environ["HF_TOKEN"]``)
 NOT_A_VALUE_RE = re.compile(r"(?i)[<$%*{\[(-].*|none|null|true|false|\d+|[a-z_]\w*(?:\.[a-z_]\w*)+|.*[(\[].*")
+PEM_BEGIN_RE = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+PEM_END_RE = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+#: a key's body line: its base64, or a field, alone or after a prefix a log put before it (one
+#: that ends in ``:``, ``]``, ``|``, ``>`` or a time: ``[rank0]: ``, ``12:00:01 ``), so that a line
+#: of prose after a header whose END is not shown (``epoch 3 done``) is none
+PEM_BODY_RE = re.compile(r"(?:^|[:\]|>]|\d\d:\d\d(?:[.,]\d+)?)\s*"
+                         r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2}|(?:Proc-Type|DEK-Info):.*?)\s*$")
+#: a key's full body line alone: 64 (PEM) or 70 (OpenSSH) base64 characters, mixed case and a digit
+LONE_BODY_RE = re.compile(r"(?m)^\s*(?P<secret>(?=[^\s]*[A-Z])(?=[^\s]*[a-z])(?=[^\s]*\d)(?!/)"
+                          r"(?:[A-Za-z0-9+/]{64}|[A-Za-z0-9+/]{70}))\s*$")
 NOT_A_KEY_RE = re.compile(r"(?i)(?:commit|sha1?|hash|digest|revision|rev|git[ _]version|checksum|object)\W{0,12}$")
 
 
@@ -109,6 +125,7 @@ def find(text: str) -> list[tuple[int, int]]:
             if regex is SETTING_RE and NOT_A_VALUE_RE.fullmatch(m["secret"]):
                 continue
             spans.append(m.span("secret") if "secret" in regex.groupindex else _span(m, text))
+    spans += _pem_spans(text)
     for value in set(_values(text)):
         spans += [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w+/]){re.escape(value)}(?![\w+/])", text)]
     merged: list[tuple[int, int]] = []
@@ -118,3 +135,44 @@ def find(text: str) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def _pem_spans(text: str) -> list[tuple[int, int]]:
+    """The body lines of each PEM private key block in ``text``, and lone full key lines."""
+    spans = [m.span("secret") for m in LONE_BODY_RE.finditer(text)] if len(text) >= 64 else []
+    for begin in PEM_BEGIN_RE.finditer(text) if "PRIVATE KEY-----" in text else ():
+        at = text.find("\n", begin.end())
+        while at >= 0:
+            end = text.find("\n", at + 1)
+            line = text[at + 1:end if end >= 0 else len(text)]
+            body = PEM_BODY_RE.search(line) if not PEM_END_RE.search(line) else None
+            if body is None and line.strip():
+                break
+            if body is not None:
+                spans.append((at + 1 + body.start("secret"), at + 1 + body.end("secret")))
+            at = end
+    return spans
+
+
+def key_lines(lines: dict[int, str]) -> set[int]:
+    """The numbers of ``lines`` (a log's lines shown one by one) that are a private key's body:
+    those next to a BEGIN line after it, or to an END line before it, up to the other end."""
+    found: set[int] = set()
+    if not any("PRIVATE KEY-----" in line for line in lines.values()):
+        return found
+    for n, line in lines.items():
+        for step, edge in ((1, PEM_BEGIN_RE), (-1, PEM_END_RE)):
+            if edge.search(line):
+                k = n + step
+                while k in lines and not (PEM_BEGIN_RE.search(lines[k]) or PEM_END_RE.search(lines[k])):
+                    if PEM_BODY_RE.search(lines[k]) is None and lines[k].strip():
+                        break
+                    found.add(k)
+                    k += step
+    return found
+
+
+def hide_body(line: str) -> tuple[int, int] | None:
+    """The span of a key's body line to hide (after any prefix a log put before it)."""
+    m = PEM_BODY_RE.search(line)
+    return m.span("secret") if m else None

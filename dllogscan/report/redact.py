@@ -12,8 +12,10 @@ in home, ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and oth
 lines, after ``SLURMD_NODENAME=`` / ``SLURM_NODELIST=`` / ``hostname:`` (any name) or after a host
 or node label (a name with a digit), and fully qualified names under common or country-code
 domains, in a path or file name the text quotes read piece by piece as a source's name is
-(``path``). A value learnt from one place (a node fact, a user) is replaced wherever it appears, but
-a number in a pid context (``pid 4242``) stays: a pid equal to a job id is still a pid."""
+(``path``). A private key's body lines shown one by one are hidden where the result shows its
+BEGIN or END line (``credentials.key_lines``). A value learnt from one place (a node fact, a
+user) is replaced wherever it appears, but a number in a pid context (``pid 4242``) stays: a pid
+equal to a job id is still a pid."""
 from __future__ import annotations
 
 import dataclasses
@@ -47,7 +49,8 @@ HOST_VALUE_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:SLURMD?_(?:NODENAME|NODE
 SYSLOG_HOST_RE = re.compile(r"^(?P<pre>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) )"
                             r"(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})(?= )", re.MULTILINE)
 COMMON_DOMAINS = r"(?:internal|local|lan|corp|cluster|intra|private|home|com|net|org|io|ai|dev|cloud|edu)"
-FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
+FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|"
+                     rf"\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
 #: a host at the start of a piece of a file name, followed by ``-`` (``gpu1.uni-x.de-stderr``): its
 #: first label has a digit, so that a dotted word before a hyphen (``train.tok.en-de``) is no host
 DASHED_HOST_RE = re.compile(rf"(?=[A-Za-z0-9-]*\d)(?:(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}|"
@@ -100,6 +103,7 @@ class Redactor:
         self.memo: dict[str, str] = {}
         self.ruled: dict[str, str] = {}  # texts after the rules, before the known values
         self.names: dict[str, str] = {}  # values read off names, looked for in the pieces of paths
+        self.key_lines: set[int] = set()  # the numbers of the result's lines that are a private key's body
 
     def placeholder(self, kind: str, value: str) -> str:
         key = (kind, value)
@@ -239,6 +243,24 @@ class Redactor:
                 i += 1
         return "".join(out)
 
+    def _body(self, n: int, s: str) -> str:
+        """Line ``n`` of the log with its private key body hidden, where it is one (``key_lines``):
+        shown alone, a body line is base64 that no rule tells from other text."""
+        if n not in self.key_lines:
+            return s
+        from .credentials import hide_body
+
+        span = hide_body(s)
+        return s[:span[0]] + self.placeholder("secret", s[span[0]:span[1]]) + s[span[1]:] if span else s
+
+    def lines(self, pairs: Sequence[tuple[int, str]]) -> list[str]:
+        """Numbered lines of a log shown one by one (the page's context), redacted, the body of a
+        private key whose BEGIN or END line is among them included."""
+        from .credentials import key_lines
+
+        self.key_lines = key_lines(dict(pairs))
+        return [self.text(self._body(n, t)) or "" for n, t in pairs]
+
     def _secrets(self, s: str) -> str:
         from .credentials import find
 
@@ -297,15 +319,20 @@ class Redactor:
         return dataclasses.replace(
             d, title=self.text(d.title) or "", facts={**self.facts(d.facts), **{k: sources[d.facts[k]] for k in PATH_FACTS
                                                                                 if d.facts.get(k)}},
-            evidence=tuple(Evidence(e.line, text(e.text), e.signature) for e in d.evidence),
+            evidence=tuple(Evidence(e.line, text(self._body(e.line, e.text)), e.signature) for e in d.evidence),
             fixes=tuple(self.fix(f) for f in d.fixes), notes=tuple(text(n) for n in d.notes))
 
     def hit(self, h: Hit) -> Hit:
-        lines = lambda pairs: tuple((n, self.text(t) or "") for n, t in pairs)  # noqa: E731
-        return dataclasses.replace(h, text=self.text(h.text) or "", facts=self.facts(h.facts),
+        lines = lambda pairs: tuple((n, self.text(self._body(n, t)) or "") for n, t in pairs)  # noqa: E731
+        return dataclasses.replace(h, text=self.text(self._body(h.line, h.text)) or "", facts=self.facts(h.facts),
                                    after=lines(h.after), before=lines(h.before))
 
     def result(self, r: ScanResult) -> ScanResult:
+        from .credentials import key_lines
+
+        numbered = {n: t for h in r.hits for n, t in (*h.before, (h.line, h.text), *h.after)}
+        numbered.update((e.line, e.text) for d in r.diagnoses for e in d.evidence)
+        self.key_lines = key_lines(numbered)
         self.learn(r.facts)
         for d in r.diagnoses:
             self.learn(d.facts)

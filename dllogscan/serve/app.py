@@ -129,11 +129,10 @@ def diagnose(data: bytes, signatures: Sequence[str], redact: bool, cap: int) -> 
         marked = {e.line for e in d.evidence}
         wanted = sorted({n for e in d.evidence for n in range(e.line - CONTEXT_LINES, e.line + CONTEXT_LINES + 1)
                          if n >= 1})
-        block = []
-        for n, text in context_lines(flat, wanted).items():
-            text = printable_line(text)[:MAX_CONTEXT_CHARS]
-            block.append({"line": n, "text": redactor.text(text) if redactor else text, "evidence": n in marked})
-        out["context"].append(block)
+        pairs = [(n, printable_line(text)[:MAX_CONTEXT_CHARS]) for n, text in context_lines(flat, wanted).items()]
+        shown = redactor.lines(pairs) if redactor else [text for _, text in pairs]
+        out["context"].append([{"line": n, "text": text, "evidence": n in marked}
+                               for (n, _), text in zip(pairs, shown)])
     return out
 
 

@@ -53,6 +53,9 @@ CASES = [
     ("wrote gpu1.uni-x.de-stderr.txt", "gpu1.uni-x.de", "<host-1>-stderr.txt"),
     ("tail /logs/gpu07.hpc.kit.edu-rank0.log", "gpu07.hpc.kit.edu", "/logs/<host-1>-rank0.log"),
     ("see gpu1.hpc.uni-mainz.de.log", "gpu1.hpc", "see <host-1>.log"),
+    # a full line of a PEM or OpenSSH private key, alone
+    ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi4h5Fv4v7T2+0Z6bM1a3nQ9w1x", "MIIEpAIBAAKCAQEA3Tz2", "<secret-1>"),
+    ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "b3BlbnNzaC1rZXkt", "<secret-1>"),
 ]
 #: lines that must come out unchanged
 KEPT = [
@@ -75,6 +78,9 @@ KEPT = [
     "/usr/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py",
     "ckpt/model-v1.2.3-final.ckpt.pt checkpoint-1000/pytorch_model.bin ds.v2.it-IT.json",
     "writefasta Homo_sapiens.GRCh38.dna.toplevel.fa.gz; open /app/snow.atg_arch_only.home/data/x.py",
+    # a sha256 digest alone on a line is no key line (no upper case)
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "ThisIsAVeryLongCamelCaseIdentifierWithoutAnyDigitsInsideItAtAllOk",
 ]
 
 
@@ -155,6 +161,55 @@ def test_server_context_lines():
     doc = TestClient(create_app(), base_url="http://127.0.0.1:8765").post("/api/diagnose", json={"text": LOG, "redact": True}).json()
     text = json.dumps(doc)
     assert doc["context"] and not [s for s in SECRETS if s in text]
+
+
+KEY = ["MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi4h5Fv4v7T2+0Z6bM1a3nQ9w1x",
+       "Kq7d9e0f1a2b3c4D5E6F7G8H9I0J1K2L3M4N5O6P7Q8R9S0T1U2V3W4X5Y6Z7a8b",
+       "c9d0e1f2g3h4i5j6k7l8m9n0o1p2q3r4s5t6u7v8w9x0y1z2A3B4C5D6E7F8G9H0", "aBcD1234=="]
+KEY_LOG = "\n".join(["step 1 loss 0.5", "-----BEGIN RSA PRIVATE KEY-----", "Proc-Type: 4,ENCRYPTED", "", *KEY,
+                      "-----END RSA PRIVATE KEY-----", "step 2 loss 0.4", *[f"step {i}" for i in range(3, 12)],
+                      "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.", ""])
+
+
+@pytest.mark.timeout(20)
+def test_a_private_key_block_is_hidden_in_one_text_and_line_by_line():
+    """Before, detect-secrets hid the BEGIN line alone and every body line stayed (session 63)."""
+    out = Redactor().text(KEY_LOG)
+    assert not [k for k in KEY if k in out] and "4,ENCRYPTED" not in out and out.count("<secret-") == 6
+    assert "step 1 loss 0.5" in out and "-----END RSA PRIVATE KEY-----\nstep 2 loss 0.4" in out
+    lines = list(enumerate(KEY_LOG.splitlines(), start=1))
+    for shown in (lines[1:8], lines[5:10]):  # its BEGIN line, or its END line, among the lines shown
+        assert not [k for k in KEY if k in " ".join(Redactor().lines(shown))], shown
+    assert Redactor().lines(lines[6:8]) == ["<secret-1>", "aBcD1234=="]  # neither: a short line stays
+    assert Redactor().lines([(1, "[rank0]: -----BEGIN PRIVATE KEY-----"), (2, "[rank0]: aBcD1234=="),
+                             (3, "12:00:01 aBcD12345="), (4, "epoch 3 done"), (5, "AbCd")])[1:] == [
+        "[rank0]: <secret-2>", "12:00:01 <secret-3>", "epoch 3 done", "AbCd"]
+
+
+@pytest.mark.timeout(30)
+def test_a_private_key_before_a_failure_is_hidden_in_the_pages_context():
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from dllogscan.serve.app import create_app
+
+    text = "\n".join(KEY_LOG.splitlines()[:9] + KEY_LOG.splitlines()[-1:])  # the failure right after END
+    doc = TestClient(create_app(), base_url="http://127.0.0.1:8765").post(
+        "/api/diagnose", json={"text": text, "redact": True}).json()
+    assert "-----END RSA PRIVATE KEY-----" in json.dumps(doc)  # the page shows 3 lines before the failure
+    assert doc["context"] and not [k for k in KEY if k in json.dumps(doc)]
+
+
+@pytest.mark.timeout(30)
+def test_a_private_key_before_a_failure_is_hidden_in_its_hits_context(tmp_path):
+    from dllogscan import api
+
+    log = tmp_path / "job.log"
+    log.write_text(KEY_LOG)
+    hits = api.scan(log).hits
+    assert [k for k in KEY if k in str(hits)]  # the hit's context holds the key's lines
+    shown = str(Redactor().result(api.scan(log)).hits)
+    assert not [k for k in KEY if k in shown] and "step 2 loss 0.4" in shown
 
 
 @pytest.mark.timeout(60)
