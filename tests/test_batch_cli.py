@@ -316,3 +316,47 @@ def test_summary_lists_nodes_in_counting_order():
                        "signatures": ["A.x"] * 5, "job": [None] * 5, "first_failure_time": [None] * 5,
                        "first_time": [None] * 5, "last_time": [None] * 5})
     assert list(summaries(df)["class x node"].index) == ["<host-2>", "<host-10>", "gpu1", "gpu2", "gpu10"]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_sigterm_leaves_a_finished_output_and_says_it_is_partial(tmp_path, suffix):
+    """``kill``/``timeout``/a scheduler's cancel end a batch as Ctrl-C does: exit 130, the rows
+    finished so far in a valid file (a Parquet file with its footer) and a line saying so.
+    Before, SIGTERM killed the process: exit 143, nothing said, a Parquet file without a footer."""
+    import signal
+
+    logs = [tmp_path / f"{i}.log" for i in range(3)]
+    for log in logs:
+        log.write_text(BUS)
+    slow = tmp_path / "slow.log"
+    slow.write_text("step 1\n")
+    out = tmp_path / f"rows{suffix}"
+    code = (
+        "import sys, time\n"
+        "from dllogscan.batch import engines\n"
+        "real = engines.iter_chunk\n"
+        "def slow(chunk, config):\n"
+        "    for path in chunk:\n"
+        "        if path.endswith('slow.log'):\n"
+        "            print('started', flush=True)\n"
+        "            time.sleep(60)\n"
+        "        yield from real([path], config)\n"
+        "engines.iter_chunk = slow\n"
+        "from dllogscan.cli.fast import main\n"
+        "main(['batch', *sys.argv[2:], '--jobs', '1', '--out', sys.argv[1], '--no-progress'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out), *map(str, logs), str(slow)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "started\n"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err == f"partial: {out} holds the 3 rows finished before it stopped\nError: interrupted\n", err
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        sources = pq.read_table(out).column("source").to_pylist()
+    else:
+        import csv
+
+        sources = [row["source"] for row in csv.DictReader(out.open())]
+    assert sorted(sources) == sorted(map(str, logs))

@@ -128,6 +128,7 @@ class _Worker:
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the caller's (batch: raise KeyboardInterrupt)
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 for fd in inherited + [task_w, answer_r]:
                     os.close(fd)  # another worker's pipe held open here would never end

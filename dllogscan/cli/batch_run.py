@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .output import EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_agrees, error_line
+from .output import (EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_PARTIAL, check_agrees, error_line,
+                     sigterm_as_ctrl_c)
 
 
 def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = None, jobs: Optional[int] = None,
@@ -42,11 +43,16 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
             error_line(f"--format {fmt} needs --out FILE; standard output takes jsonl")
             return EXIT_ERROR
         config = Config(tuple(signatures), default_signatures, prefilter, min_confidence, classifier=classifier)
+        interrupted = True
         try:
-            stats = run_batch(list(paths), writer.write, config, engine, jobs, scheduler, progress,
-                              skip=[str(out)] if out is not None else [])
+            with sigterm_as_ctrl_c():  # a Parquet output gets its footer, as on Ctrl-C
+                stats = run_batch(list(paths), writer.write, config, engine, jobs, scheduler, progress,
+                                  skip=[str(out)] if out is not None else [])
+            interrupted = False
         finally:
             writer.close()
+            if interrupted and out is not None and writer.count:  # said before "Error: interrupted"
+                sys.stderr.write(f"partial: {out} holds the {writer.count} rows finished before it stopped\n")
     except BrokenPipeError:
         raise
     except (DllogscanError, ImportError, OSError) as exc:

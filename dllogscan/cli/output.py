@@ -75,6 +75,23 @@ class _GuardedStdout:
 
 
 @contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, ``timeout``, a scheduler's cancel) raises KeyboardInterrupt while the
+    block runs, so a command ends as Ctrl-C ends it (``watch`` with its summary, ``batch`` with
+    its output finished: a Parquet file keeps its footer). The handler before is put back after."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@contextmanager
 def pipe_exit() -> Iterator[None]:
     """Run a command so that a reader that closed the pipe early (``| head``) ends it with exit
     141 (EXIT_PIPE) and nothing on stderr, whichever command or writer met the closed pipe (an

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         """Diagnose every log under PATHs (directories, globs, archives); one row per source.
 
         Exit status: 0 nothing found, 1 failures found, 2 usage error, 3 nothing found but some
-        sources could not be read."""
+        sources could not be read, 130 interrupted (Ctrl-C or SIGTERM: --out keeps the rows done)."""
         from ..batch_run import run
         from ..checks import deprecated
 

@@ -1,9 +1,7 @@
 """``dllogscan watch FILE``: follow a growing training log; report a failure or a stall live."""
 from __future__ import annotations
 
-import signal
-from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Optional
 
 import typer
 
@@ -19,21 +17,6 @@ TIMEOUT_HELP = ("How long to watch in all, from the start (90s, 30m, 2h; a bare 
                 "--timeout, after which a rung is a hang.")
 STALL_HELP = ("Report a stall after this long without a progress line (90s, 30m, 2h). Default: the larger of "
               "10 min and 30 times the interval at which progress has been arriving.")
-
-
-@contextmanager
-def sigterm_as_ctrl_c() -> Iterator[None]:
-    """SIGTERM (``kill``, ``timeout``, a scheduler's cancel) raises KeyboardInterrupt while the
-    watch runs, so it ends as Ctrl-C ends it: with its summary and exit code. The handler before
-    is put back after."""
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def register(app: typer.Typer) -> None:
@@ -82,7 +65,7 @@ process), or a file that cannot be read or is not a text log.
         import sys
 
         from ..checks import check_choice, check_duration, check_min_confidence
-        from ..output import fail
+        from ..output import fail, sigterm_as_ctrl_c
         from ..options import prefilter_of
         from ...core.errors import DllogscanError
         from ...watch import Options, Reporter, watch
