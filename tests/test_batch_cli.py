@@ -96,6 +96,12 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
     (["batch", "x", "--format", "xx", "--out", "r.csv"], "unknown --format 'xx'"),
     (["batch", "x", "--format", "csv"], "--format csv needs --out FILE"),
     (["batch", "x", "--engine", "spark"], "unknown engine"),
+    # before: a traceback ending in distributed's ValueError, exit 1
+    (["batch", "x", "--scheduler", "foo://h:1"], "Error: --scheduler foo://h:1: not a Dask scheduler address "
+                                                 "(unknown address scheme 'foo'"),
+    (["batch", "x", "--scheduler", "tcp://h:port"], "Error: --scheduler tcp://h:port: not a Dask scheduler address"),
+    # before: the local engine, unasked
+    (["batch", "x", "--scheduler", ""], "Error: --scheduler is empty (an unset shell variable?): give tcp://HOST:PORT"),
     (["summary", "missing.parquet"], "no such file"),
     # before: "examples: no such file" and "job.log: unknown output type; name it .parquet, .csv or .jsonl"
     (["summary", "examples"], "Error: examples: is a directory; give the results file a batch wrote"),

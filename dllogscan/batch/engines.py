@@ -152,7 +152,7 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
         raise UsageError("--engine dask needs the dask extra: pip install 'dllogscan[dask]'") from None
     cluster = None
     if scheduler:
-        client = Client(scheduler, timeout="20s")
+        client = _connect(Client, scheduler)
     else:
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40)
@@ -191,6 +191,18 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
             cluster.close()
 
 
+def _connect(client: Callable, scheduler: str):
+    """A Dask client of ``scheduler``; an address Dask cannot read (``foo://x``, no port) or a
+    scheduler that does not answer in 20 s is a one-line ``UsageError``."""
+    try:
+        return client(scheduler, timeout="20s")
+    except ValueError as exc:
+        raise UsageError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); "
+                         "give tcp://HOST:PORT") from None
+    except OSError as exc:  # TimeoutError and refused connections: distributed's retries ended
+        raise UsageError(f"--scheduler {scheduler}: {exc}") from None
+
+
 def _take(it: Iterator[list[str]], n: int) -> list[list[str]]:
     out = []
     for _ in range(n):
@@ -206,6 +218,8 @@ def run(chunks: Iterable[list[str]], config: Config, engine: str = "local", jobs
     """Records of every chunk, in the order they finish."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if scheduler is not None and not scheduler.strip():  # "$SCHED" unset: not the local engine unasked
+        raise UsageError("--scheduler is empty (an unset shell variable?): give tcp://HOST:PORT")
     if scheduler and engine != "dask":
         engine = "dask"
     jobs = jobs or default_jobs()
