@@ -55,6 +55,22 @@ def test_summary_tables(results):
     assert "class x node" in rich_out and "node01" in rich_out
 
 
+def test_summary_is_the_same_whatever_order_the_rows_came_in(results, tmp_path):
+    """Rows are written as they finish, in another order on each run (and on Dask): equal counts
+    in "top signatures" and "jobs per class" are in name order. Before, in the rows' order: the
+    same 10 000 rows as JSONL and as CSV gave two summaries."""
+    _, paths, _ = results
+    rows = cli("batch", *paths, "--jobs", "1").stdout.splitlines(keepends=True)
+    forward, backward = tmp_path / "f.jsonl", tmp_path / "b.jsonl"
+    forward.write_text("".join(rows))
+    backward.write_text("".join(reversed(rows)))
+    first, second = (cli("summary", str(f), "--format", "csv").stdout for f in (forward, backward))
+    assert first == second and "# top signatures" in first
+    verdicts = first.split("# jobs per class\nverdict,jobs\n")[1].splitlines()
+    counted = [(-int(v.rsplit(",", 1)[1]), v.rsplit(",", 1)[0]) for v in verdicts if v]
+    assert counted == sorted(counted) and len(counted) > 2
+
+
 def test_summary_csv_has_no_row_number_column(results):
     """Before: ``,status,sources`` / ``0,scanned,25``: pandas' index as a nameless first column."""
     out, _, _ = results

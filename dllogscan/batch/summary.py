@@ -35,12 +35,19 @@ def summaries(df: Any, top: int = 15) -> dict[str, Any]:
     out["class x day"] = pd.crosstab(found["day"], found["class"]) if len(found) else pd.DataFrame()
     sigs = found["signatures"].fillna("").str.split().explode().dropna()
     sigs = sigs[sigs != ""]
-    out["top signatures"] = sigs.value_counts().head(top).rename_axis("signature").reset_index(name="sources")
+    # ties in name order: rows come in the order they finished, which differs from run to run
+    counts = sigs.value_counts().rename_axis("signature").reset_index(name="sources")
+    out["top signatures"] = _most_first(counts, "sources", "signature").head(top)
     jobs = found[found["job"].notna()]
     label = jobs["class"] + jobs["subclass"].fillna("").map(lambda s: f" / {s}" if s else "")
-    out["jobs per class"] = (jobs.assign(verdict=label).groupby("verdict")["job"].nunique()
-                             .rename("jobs").reset_index().sort_values("jobs", ascending=False))
+    per_class = jobs.assign(verdict=label).groupby("verdict")["job"].nunique().rename("jobs").reset_index()
+    out["jobs per class"] = _most_first(per_class, "jobs", "verdict")
     return out
+
+
+def _most_first(table: Any, count: str, name: str) -> Any:
+    """``table`` by ``count``, most first, equal counts in ``name`` order; numbered afresh."""
+    return table.sort_values([count, name], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
 def natural_key(name: Any) -> list[Any]:
