@@ -14,7 +14,7 @@ import pytest
 import dllogscan
 from dllogscan.batch import Config, run_batch
 from dllogscan.batch.writers import Writer
-from tests.batch_data import build
+from tests.batch_data import BUS, build
 from tests.conftest import FIXTURES, MINI
 
 SIGS = [str(MINI), str(FIXTURES / "batch_signatures.toml")]
@@ -149,3 +149,29 @@ def test_no_input_files_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match=re.escape(f"no input files found in {tmp_path}/*.log")):
         run_batch([f"{tmp_path}/*.log"], lambda r: None, Config(), jobs=1, progress=False)
 
+
+
+def test_a_folder_that_cannot_be_listed_says_so(tmp_path, monkeypatch):
+    """A folder the walk cannot list (chmod 000 to a user who is not root; a name past PATH_MAX)
+    is an error row that says why. Before: "closed: is a directory; not read", as if a batch
+    skipped folders."""
+    import errno
+
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "job.log").write_text("step 1\n")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "job.log").write_text(BUS)
+    real = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(closed):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    rows = []
+    run_batch([str(tmp_path)], rows.append, Config(tuple(SIGS), False, classifier="off"), jobs=1)
+    errors = {r.result.source: r.result.error for r in rows}
+    assert errors == {str(closed): f"{closed}: cannot list the folder: Permission denied",
+                      str(tmp_path / "open" / "job.log"): None}

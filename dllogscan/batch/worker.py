@@ -117,10 +117,20 @@ def _not_regular(path: str, mode: int) -> str:
     """Why a path the walk listed is not read: a link to a directory (never followed) is a
     link's row, anything else (a FIFO, a socket, a device) an unreadable one."""
     if stat.S_ISDIR(mode):
-        return f"is a link to a directory{LINK_TAIL}" if os.path.islink(path) else "is a directory; not read"
+        return f"is a link to a directory{LINK_TAIL}" if os.path.islink(path) else _unlisted(path)
     what = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
             else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
     return f"is {what}, not a regular file; not read"
+
+
+def _unlisted(path: str) -> str:
+    """Why a directory the walk passed on as a row was not read: the walk could not list it
+    (no permission, a name too long), and saying "is a directory" would hide that."""
+    try:
+        os.scandir(path).close()
+    except OSError as exc:
+        return f"cannot list the folder: {exc.strerror or exc}"
+    return "is a directory; not read"
 
 
 def _file(path: str, config: Config) -> Iterator[Record]:
