@@ -382,3 +382,35 @@ def test_sigterm_leaves_a_finished_output_and_says_it_is_partial(tmp_path, suffi
 
         sources = [row["source"] for row in csv.DictReader(out.open())]
     assert sorted(sources) == sorted(map(str, logs))
+
+
+def test_ctrl_c_ends_a_dask_batch_with_no_traceback_from_its_workers(tmp_path):
+    """Ctrl-C at a terminal reaches the whole process group, the LocalCluster's workers too: they
+    start with SIGINT ignored, so the batch ends in one "interrupted" (exit 130) and a finished
+    output. Before, each worker printed a KeyboardInterrupt traceback (60-90 lines)."""
+    import signal
+
+    pytest.importorskip("dask.distributed")
+    for i in range(3):
+        (tmp_path / f"{i}.log").write_text(BUS)
+    out = tmp_path / "rows.parquet"
+    code = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"  # a background job ignores it
+        "from dllogscan.batch import writers\n"
+        "real = writers.Writer.write\n"
+        "def write(self, record):\n"
+        "    real(self, record)\n"
+        "    if self.count == 1:\n"
+        "        print('started', flush=True)\n"
+        "        time.sleep(60)\n"
+        "writers.Writer.write = write\n"
+        "from dllogscan.cli.fast import main\n"
+        "main(['batch', sys.argv[1], '--engine', 'dask', '--jobs', '1', '--out', sys.argv[2], '--no-progress'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline() == "started\n"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err == f"partial: {out} holds the 1 row finished before it stopped\nError: interrupted\n", err

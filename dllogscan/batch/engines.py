@@ -154,8 +154,7 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
     if scheduler:
         client = _connect(Client, scheduler)
     else:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=40)
+        cluster = _local_cluster(LocalCluster, jobs)
         client = Client(cluster)
     chunk_of: dict[str, list[str]] = {}
     given_up_once: set[str] = set()  # sources alone that Dask gave up on once
@@ -189,6 +188,31 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _local_cluster(factory: Callable, jobs: int):
+    """A LocalCluster of ``jobs`` single-threaded worker processes, started with SIGINT ignored
+    (a disposition that a spawned worker keeps, unlike a blocked mask), so a Ctrl-C at the
+    terminal, which reaches the whole process group, ends the batch here alone (one
+    "interrupted") and not in a traceback from each worker. SIGINT is also blocked meanwhile:
+    a Ctrl-C during the start stays pending (Linux keeps a blocked signal even while it is
+    ignored) and arrives once the cluster is up and the handler is back."""
+    import signal
+    import threading
+
+    def start():
+        return factory(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                       silence_logs=40)
+
+    if threading.current_thread() is not threading.main_thread():  # signal.signal: main thread only
+        return start()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return start()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _connect(client: Callable, scheduler: str):

@@ -52,7 +52,8 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         finally:
             writer.close()
             if interrupted and out is not None and writer.count:  # said before "Error: interrupted"
-                sys.stderr.write(f"partial: {out} holds the {writer.count} rows finished before it stopped\n")
+                rows = f"{writer.count} row{'s' if writer.count != 1 else ''}"
+                sys.stderr.write(f"partial: {out} holds the {rows} finished before it stopped\n")
     except BrokenPipeError:
         raise
     except (DllogscanError, ImportError, OSError) as exc:
