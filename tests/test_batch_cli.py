@@ -414,3 +414,35 @@ def test_ctrl_c_ends_a_dask_batch_with_no_traceback_from_its_workers(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err == f"partial: {out} holds the 1 row finished before it stopped\nError: interrupted\n", err
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_summary_of_a_results_file_cut_inside_a_row(results, tmp_path, suffix):
+    """A batch killed while it wrote a row (SIGKILL, the OOM killer) leaves a last line without
+    its newline: summary counts the whole rows before it and says so. Before, a JSONL file was
+    "not a results file" (exit 2) and a CSV file's cut row was counted as scanned. A last row
+    that is whole without its newline is still a row, with nothing said."""
+    _, paths, expected = results
+    out = tmp_path / f"rows{suffix}"
+    assert cli("batch", *paths, "--out", str(out), "--jobs", "1").returncode == 1
+    data = out.read_bytes()
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(data[:last + (len(data) - last) // 2])  # half of the last row
+    proc = cli("summary", str(cut), "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == (f"partial: {cut} ends inside a row (its batch was killed?); "
+                           f"summarized the {len(expected) - 1} whole rows before it\n")
+    assert _sources(proc.stdout) == len(expected) - 1
+    whole = tmp_path / f"whole{suffix}"
+    whole.write_bytes(data.rstrip(b"\n"))
+    proc = cli("summary", str(whole), "--format", "csv")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout == cli("summary", str(out), "--format", "csv").stdout and _sources(proc.stdout) == len(expected)
+
+
+def _sources(summary_csv: str) -> int:
+    """How many rows a summary's ``sources`` table counts (each row has one status)."""
+    block = summary_csv.split("# sources\nstatus,sources\n")[1].split("\n#")[0]
+    counts = dict(line.rsplit(",", 1) for line in block.splitlines() if line)
+    return sum(int(n) for status, n in counts.items() if status != "with a failure")

@@ -7,6 +7,7 @@ A way in. May import: the stages (``core`` ... ``report``) and ``pipeline``; not
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Iterable
 
@@ -56,7 +57,9 @@ JSONL_FIELDS = ("path", "status", "diagnoses", "error")
 
 
 def read_results(path: str | Path):
-    """A results file written by ``dllogscan batch`` (.parquet, .csv or .jsonl) as a DataFrame;
+    """A results file written by ``dllogscan batch`` (.parquet, .csv or .jsonl) as a DataFrame
+    (a CSV or JSONL file that a killed batch left inside a row: the rows before it, and the
+    table's ``attrs["cut"]`` true);
     a file that is not one (a scan's own output) raises ``UsageError`` naming what it lacks."""
     import pandas as pd
 
@@ -74,11 +77,48 @@ def read_results(path: str | Path):
     else:
         from ..report.table import csv_value
 
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        text = _whole_rows(path, fmt)
+        table = pd.read_csv(path if text is None else io.BytesIO(text), dtype=str, keep_default_na=False)
         table = table.map(csv_value).replace("", None)
+        table.attrs["cut"] = text is not None
     _require(path, [c for c in SUMMARY_COLUMNS if c not in table.columns], "column")
     table = table.reindex(columns=COLUMNS)  # a column a summary does not need may be missing
     return table if fmt == "parquet" else _typed(table)
+
+
+def _whole_rows(path: Path, fmt: str) -> bytes | None:
+    """A CSV or JSONL file that a killed batch left inside a row (rows are written and flushed
+    line by line, so its last line is unfinished) up to that row; ``None`` when it ends whole
+    (a last row that is complete without its newline, as an editor may leave it, included)."""
+    with open(path, "rb") as fh:
+        if fh.seek(0, io.SEEK_END) == 0:
+            return None
+        fh.seek(-1, io.SEEK_END)
+        if fh.read(1) == b"\n":
+            return None
+        fh.seek(0)
+        data = fh.read()
+    cut = data.rfind(b"\n") + 1
+    return None if _complete_row(data, data[cut:], fmt) else data[:cut]
+
+
+def _complete_row(data: bytes, last: bytes, fmt: str) -> bool:
+    """Whether ``last``, the file's last line, is a whole row: a JSON object, or as many CSV
+    cells as the header names, no quote left open."""
+    import csv
+    import json
+
+    text = last.decode("utf-8", "replace")
+    if fmt == "jsonl":
+        try:
+            return isinstance(json.loads(text), dict)
+        except ValueError:
+            return False
+    header = data[:data.find(b"\n")].decode("utf-8", "replace")
+    if text.count('"') % 2:
+        return False
+    cells = next(csv.reader([text]), [])
+    return len(cells) == len(next(csv.reader([header]), []))
 
 
 def _not_results(path: Path, why: str) -> Exception:
@@ -103,7 +143,8 @@ def _read_jsonl(path: Path):
     from .rows import COLUMNS, to_row
 
     rows = []
-    with open(path, encoding="utf-8") as fh:
+    whole = _whole_rows(path, "jsonl")
+    with open(path, encoding="utf-8") if whole is None else io.TextIOWrapper(io.BytesIO(whole), "utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -115,7 +156,9 @@ def _read_jsonl(path: Path):
                 raise _not_results(path, f"line {number} is not a JSON object")
             _require(path, [k for k in JSONL_FIELDS if k not in obj], "field", f"line {number}: ")
             rows.append(to_row(_record(obj)))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["cut"] = whole is not None
+    return table
 
 
 def _record(obj: dict) -> Record:

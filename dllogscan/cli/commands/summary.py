@@ -34,7 +34,11 @@ def register(app: typer.Typer) -> None:
         from ...batch.summary import print_rich, render, summaries
 
         try:
-            tables = summaries(read_results(results), top)
+            table = read_results(results)
+            if table.attrs.get("cut"):  # a batch killed while it wrote a row (SIGKILL, the OOM killer)
+                sys.stderr.write(f"partial: {results} ends inside a row (its batch was killed?); "
+                                 f"summarized the {len(table)} whole rows before it\n")
+            tables = summaries(table, top)
         except DllogscanError as exc:
             raise fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a corrupt results file is one line, not a traceback
