@@ -85,7 +85,6 @@ class Writer:
     def write(self, record: Record) -> None:
         if self.stream is None and self.fmt in ("jsonl", "csv"):
             self._open()
-        self.count += 1
         if self.redactor is not None:
             record = redacted(record, self.redactor)
         if self.fmt == "jsonl":
@@ -95,12 +94,15 @@ class Writer:
                 put(line.encode("utf-8", "backslashreplace"))
             else:
                 self.stream.write(line)  # type: ignore[union-attr]
+            self.count += 1  # counted once it is in the output (an interrupt may come at any line)
             self.stream.flush()  # type: ignore[union-attr]
         elif self.fmt == "csv":
             self._csv.writerow(csv_row(to_row(record)))
+            self.count += 1
             self.stream.flush()  # type: ignore[union-attr]
         else:
             self.rows.append(to_row(record))
+            self.count += 1
             if len(self.rows) >= ROW_GROUP:
                 self._flush_parquet()
 
@@ -114,8 +116,8 @@ class Writer:
         self.rows = []
 
     def close(self) -> None:
-        """Finish the output; with no row written, there is no output file to finish."""
-        if self.count == 0 and self.path is not None:
+        """Finish the output; with no row begun, there is no output file to finish."""
+        if self.path is not None and self.stream is None and self._parquet is None and not self.rows:
             return
         if self.fmt == "parquet":
             if self.rows or self._parquet is None:
