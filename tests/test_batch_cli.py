@@ -116,6 +116,9 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
     (["batch", "x", "--scheduler", "foo://h:1"], "Error: --scheduler foo://h:1: not a Dask scheduler address "
                                                  "(unknown address scheme 'foo'"),
     (["batch", "x", "--scheduler", "tcp://h:port"], "Error: --scheduler tcp://h:port: not a Dask scheduler address"),
+    # standard output a pipe; before: "Error: lseek failed"
+    (["batch", "x", "--out", "/dev/stdout", "--format", "parquet"],
+     "Error: --out /dev/stdout: is not a regular file, and Parquet is written to one"),
     # before: the local engine, unasked
     (["batch", "x", "--scheduler", ""], "Error: --scheduler is empty (an unset shell variable?): give tcp://HOST:PORT"),
     (["summary", "missing.parquet"], "no such file"),

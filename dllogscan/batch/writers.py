@@ -65,6 +65,9 @@ class Writer:
         self.stream = stream
         if path is not None:
             check_out(path)
+            if fmt == "parquet" and path.exists() and not path.is_file():
+                raise UsageError(f"--out {path}: is not a regular file, and Parquet is written to one (pyarrow "
+                                 "seeks in it); for a pipe or a terminal use --format jsonl or csv")
             check_writable(path)
         if stream is not None and fmt == "csv":
             self._start_csv()
