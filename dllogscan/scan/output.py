@@ -187,13 +187,13 @@ def lines_before(data: bytes, start: int, count: int, lineno: int,
             break
         lo = max(0, stop - limits.MAX_LINE)
         begin = data.rfind(b"\n", lo, stop) + 1
-        cut = begin == 0 and lo > 0
-        if cut:
+        huge = begin == 0 and lo > 0  # no line start within MAX_LINE: a window of it, as line_bounds
+        if huge:
             begin = stop - limits.WINDOW
         text = clean(data, begin, stop)
         if text:
             out.append((lineno - i, text[:limits.MAX_EVIDENCE_CHARS]))
-        if begin == 0 or cut:
+        if begin == 0 or huge:
             break
         stop = begin - 1
     out.reverse()
