@@ -5,6 +5,7 @@ import select
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,3 +59,42 @@ def test_the_page_is_named_when_it_starts():
         proc.terminate()
         proc.wait(timeout=30)
     assert first == f"dllogscan serve: the triage page is at http://127.0.0.1:{port}/ (Ctrl-C stops it)\n"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_a_read_timeout_that_is_no_duration_is_one_error_line(value):
+    proc = _serve("--read-timeout", value)
+    assert (proc.returncode, proc.stderr) == (
+        2, f"Error: --read-timeout takes a duration such as 90s, 30m or 2h (got {value!r})\n")
+
+
+def _connect(port: int, within: float = 60) -> socket.socket:
+    """A connection to the page, once it listens (its address is printed just before)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=30)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def test_the_read_timeout_reaches_the_server():
+    """A client still inside its headers after ``--read-timeout`` is told 408 and let go. Before:
+    uvicorn never timed it (the option did not exist)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dllogscan", "serve", "--port", str(port), "--read-timeout", "1s"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        assert ready and proc.stderr.readline().startswith("dllogscan serve: ")  # type: ignore[union-attr]
+        with _connect(port) as slow:
+            slow.sendall(b"POST /api/diagnose HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            answer = slow.recv(65536)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"within 1 s" in answer

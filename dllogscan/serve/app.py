@@ -23,7 +23,7 @@ from ..core.errors import SourceError
 from ..core.utf8 import to_utf8
 from ..report.redact import Redactor
 from ..report.markdown import to_markdown
-from .guard import DEFAULT_MAX_CONCURRENT, Guard, allowed_hosts
+from .guard import DEFAULT_MAX_CONCURRENT, DEFAULT_READ_TIMEOUT, Guard, ReadTimeout, allowed_hosts, read_timeout_error
 
 STATIC = Path(__file__).resolve().parent / "static"
 CONTEXT_LINES = 3
@@ -142,13 +142,25 @@ def _media_type(request: Request) -> str:
 
 def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYTES,
                host: str = "127.0.0.1", allow_hosts: Sequence[str] = (),
-               max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> Guard:
-    """The app behind its guard; ``max_bytes`` caps every request body (HTTP 413 past it);
-    ``host`` is the address it is bound to (with ``allow_hosts``: the Host names it answers to)."""
+               max_concurrent: int = DEFAULT_MAX_CONCURRENT, read_timeout: float = DEFAULT_READ_TIMEOUT) -> Guard:
+    """The app behind its guard; ``max_bytes`` caps every request body (HTTP 413 past it), which
+    must arrive within ``read_timeout`` seconds (HTTP 408 past it); ``host`` is the address it is
+    bound to (with ``allow_hosts``: the Host names it answers to)."""
     signatures = [str(s) for s in signatures]
     pipeline.get_scanner(signatures)  # fail at start, not on the first request
     app = FastAPI(title="dllogscan triage", docs_url=None, redoc_url=None, openapi_url=None)
     too_large = JSONResponse({"error": f"request too large: the limit is {max_bytes} bytes"}, status_code=413)
+    too_slow = JSONResponse({"error": read_timeout_error(read_timeout)}, status_code=408,
+                            headers={"connection": "close"})
+
+    async def body(request: Request, cap: int) -> bytes | JSONResponse:
+        """The body (``read_capped``), or the answer that refuses it."""
+        try:
+            return await read_capped(request, cap)
+        except TooLarge:
+            return too_large
+        except ReadTimeout:
+            return too_slow
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -164,12 +176,14 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         """Body ``{"text": "...", "redact": false}`` -> the diagnosis object, ``source`` = ``paste``."""
         if _media_type(request) != "application/json":
             return JSONResponse({"error": "send the body as Content-Type: application/json"}, status_code=415)
+        data = await body(request, max_bytes + 4096)
+        if isinstance(data, JSONResponse):
+            return data
         try:
-            doc = json.loads(await read_capped(request, max_bytes + 4096))
-        except TooLarge:
-            return too_large
+            doc = json.loads(data)
         except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
+        del data
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
         redact = doc.get("redact", False)
@@ -190,11 +204,8 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         redact = REDACT_QUERY.get(request.query_params.get("redact", "0").lower())
         if redact is None:
             return JSONResponse({"error": REDACT_ERROR}, status_code=400)
-        try:
-            data = await read_capped(request, max_bytes)
-        except TooLarge:
-            return too_large
-        return await _answer(data, redact)
+        data = await body(request, max_bytes)
+        return data if isinstance(data, JSONResponse) else await _answer(data, redact)
 
     async def _answer(data: bytes, redact: bool) -> JSONResponse:
         try:
@@ -206,4 +217,4 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         return JSONResponse(out)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return Guard(app, allowed_hosts(host, allow_hosts), max_concurrent)
+    return Guard(app, allowed_hosts(host, allow_hosts), max_concurrent, read_timeout)

@@ -11,6 +11,9 @@ page can even read the answer. So, before the app sees a request:
   when sent, must be this server (else 403);
 - at most ``max_concurrent`` API requests run at once; one more is told 503 with ``Retry-After``
   before its body is read, so memory stays near ``max_concurrent`` bodies;
+- a body must arrive whole within ``read_timeout`` seconds of its headers (``receive`` raises
+  ReadTimeout past that, which the app answers with 408), so a client trickling it cannot keep
+  its slot; ``deadline.py`` bounds the headers the same way;
 - every response says what the page may do (``SECURITY_HEADERS``): load and talk to this server
   only, never be framed by another page (a framing page could dress the page up and have the user
   drop a log on it or click its buttons), no content sniffing, no referrer.
@@ -20,6 +23,7 @@ can only send the three CORS-safelisted types without asking first.
 """
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import socket
@@ -34,11 +38,21 @@ WILDCARD_BINDS = ("", "0.0.0.0", "::")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SAME_SITE = ("same-origin", "none")
 DEFAULT_MAX_CONCURRENT = 4
+DEFAULT_READ_TIMEOUT = 30.0
 SECURITY_HEADERS = (
     (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
                                  b"form-action 'none'; object-src 'none'"),
     (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
 )
+
+
+class ReadTimeout(Exception):
+    """The request did not arrive whole within the read deadline: HTTP 408."""
+
+
+def read_timeout_error(seconds: float) -> str:
+    """The 408's message, for the headers (``deadline.py``) and the body (the app) alike."""
+    return f"request timeout: the request did not arrive whole within {seconds:g} s (--read-timeout)"
 
 
 def host_name(value: str) -> str:
@@ -87,12 +101,32 @@ def _with_headers(send: Send) -> Send:
     return sending
 
 
+def _within(receive: Receive, seconds: float) -> Receive:
+    """``receive`` raising ReadTimeout once the body has taken more than ``seconds`` (from now) to
+    arrive; after its last part, messages (a disconnect) pass untimed."""
+    loop = asyncio.get_running_loop()
+    deadline, whole = loop.time() + seconds, False
+
+    async def receiving() -> dict[str, Any]:
+        nonlocal whole
+        if whole:
+            return await receive()
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+        except asyncio.TimeoutError:
+            raise ReadTimeout from None
+        whole = not message.get("more_body", False)
+        return message
+    return receiving
+
+
 class Guard:
     """The checks above, as pure ASGI (nothing is buffered; a refused body is never read)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], hosts: frozenset[str],
-                 max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> None:
+                 max_concurrent: int = DEFAULT_MAX_CONCURRENT, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
         self.app, self.hosts, self.max_concurrent, self.active = app, hosts, max_concurrent, 0
+        self.read_timeout = read_timeout
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """``(status, error)`` for a request that must not reach the app, or None."""
@@ -132,6 +166,6 @@ class Guard:
             return
         self.active += 1
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, _within(receive, self.read_timeout), send)
         finally:
             self.active -= 1

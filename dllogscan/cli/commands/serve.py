@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
   dllogscan serve                        # http://127.0.0.1:8765
   dllogscan serve --port 9000 --max-bytes 5000000
   dllogscan serve --host 0.0.0.0 --allow-host gpu03.cluster   # reached as http://gpu03.cluster:8765
+  dllogscan serve --read-timeout 2m      # slow links: a request may take 2 minutes to arrive
 """)
     def serve(
         host: str = typer.Option("127.0.0.1", help="Address to bind (local only by default)."),
@@ -37,15 +38,18 @@ def register(app: typer.Typer) -> None:
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
         allow_host: List[str] = typer.Option([], "--allow-host",
                                              help="Another name the page is reached by (the Host header); repeatable."),
+        read_timeout: str = typer.Option("30s", help="How long a request's headers, then its body, may take "
+                                                     "to arrive (HTTP 408 past it): 30s, 2m."),
     ) -> None:
         """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
         from ..output import fail
         from ...core.errors import DllogscanError
-        from ..checks import check_max_bytes, check_port
+        from ..checks import check_duration, check_max_bytes, check_port
 
         try:
             check_max_bytes(max_bytes)
             check_port(port)
+            seconds = check_duration("--read-timeout", read_timeout)
         except DllogscanError as exc:
             raise fail(str(exc))
 
@@ -53,14 +57,16 @@ def register(app: typer.Typer) -> None:
             import uvicorn
 
             from ...serve.app import create_app
+            from ...serve.deadline import server_config
         except ImportError:
             raise fail("the triage page needs the serve extra: pip install 'dllogscan[serve]'")
         try:
-            application = create_app([str(s) for s in signatures], max_bytes, host=host, allow_hosts=allow_host)
+            application = create_app([str(s) for s in signatures], max_bytes, host=host, allow_hosts=allow_host,
+                                     read_timeout=seconds)
             _check_listen(host, port)
         except DllogscanError as exc:
             raise fail(str(exc))
         shown = f"[{host}]" if ":" in host else host
         sys.stderr.write(f"dllogscan serve: the triage page is at http://{shown}:{port}/ (Ctrl-C stops it)\n")
         sys.stderr.flush()
-        uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.Server(server_config(application, host, port)).run()

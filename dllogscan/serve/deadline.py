@@ -1,0 +1,77 @@
+"""The header half of the read deadline, and the uvicorn settings the page runs with.
+
+uvicorn times an idle keep-alive connection (5 s), but nothing once a client has sent its first
+byte: one that sends a header line every few seconds holds its connection, and its socket, for
+as long as it likes. ``DeadlineProtocol`` is uvicorn's h11 protocol with one timer more: a
+request's headers must be complete within ``read_timeout`` seconds of the connection opening (or
+of the last answer on it), else the client is told 408 and the connection closed. The body's half
+is the guard's (``guard.py``), which times it from the headers on.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .guard import DEFAULT_READ_TIMEOUT, SECURITY_HEADERS, Guard, read_timeout_error
+
+
+def timeout_answer(seconds: float) -> bytes:
+    """A whole 408 response, written straight to the socket (no request was parsed to answer)."""
+    body = json.dumps({"error": read_timeout_error(seconds)}).encode()
+    head = [b"HTTP/1.1 408 Request Timeout", b"content-type: application/json",
+            b"content-length: %d" % len(body), b"connection: close", *(k + b": " + v for k, v in SECURITY_HEADERS)]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+class DeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request headers take too long."""
+
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.header_timer: asyncio.TimerHandle | None = None
+        self.timed_after: object = None  # the request cycle the timer was set after (None: none yet)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.start_timer()
+
+    def on_response_complete(self) -> None:
+        self.start_timer()  # before: uvicorn may start a pipelined request's cycle in there
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stop_timer()
+        super().connection_lost(exc)
+
+    def start_timer(self) -> None:
+        self.stop_timer()
+        self.timed_after = self.cycle
+        self.header_timer = self.loop.call_later(self.read_timeout, self.expired)
+
+    def stop_timer(self) -> None:
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+
+    def expired(self) -> None:
+        """No request began in time: 408 to a client that has not finished its headers, then close."""
+        self.header_timer = None
+        if self.cycle is not self.timed_after or self.transport.is_closing():
+            return  # a request is under way (the guard times its body), or the connection is ending
+        if self.conn.their_state is h11.IDLE:
+            self.transport.write(timeout_answer(self.read_timeout))
+        self.transport.close()  # else: still sending a body its answer did not read
+
+
+def server_config(app: Guard, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's settings for ``app``: the deadline protocol with the guard's ``read_timeout``,
+    warnings only, no access log."""
+    protocol = type("DeadlineProtocol", (DeadlineProtocol,), {"read_timeout": app.read_timeout})
+    return uvicorn.Config(app, host=host, port=port, http=protocol, log_level="warning", access_log=False)

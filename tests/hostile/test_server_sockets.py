@@ -1,0 +1,146 @@
+"""The triage server on a real socket against slow and silent clients: a request must arrive whole
+within the read deadline (headers, then body) or be told 408, so a client trickling bytes cannot
+keep a slot, or a connection, from everyone else."""
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import select
+import socket
+import threading
+import time
+from typing import Iterator
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="the serve extra is not installed")
+import uvicorn  # noqa: E402
+
+from dllogscan.serve.app import create_app  # noqa: E402
+from dllogscan.serve.deadline import server_config  # noqa: E402
+
+BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
+BODY = json.dumps({"text": BUS}).encode()
+
+
+@contextlib.contextmanager
+def serving(**options: object) -> Iterator[int]:
+    """The page's server (``create_app(**options)``, the CLI's uvicorn settings) in a thread on a
+    free port; yields the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(server_config(create_app(**options), "127.0.0.1", 0))  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def head(port: int, length: int = len(BODY)) -> bytes:
+    return (f"POST /api/diagnose HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {length}\r\n\r\n").encode()
+
+
+def post(port: int, body: bytes = BODY) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", "/api/diagnose", body, {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
+
+
+def trickle(sock: socket.socket, pieces: Iterator[bytes], every: float = 0.2) -> bytes:
+    """Send one piece every ``every`` seconds until the server answers (or closes); its answer,
+    read to the end (b"" if it sent none before the pieces ran out)."""
+    for piece in pieces:
+        if select.select([sock], [], [], every)[0]:
+            break
+        try:
+            sock.sendall(piece)
+        except OSError:
+            break
+    else:
+        return b""
+    answer = b""
+    with contextlib.suppress(OSError):  # a reset after the answer: keep what came
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def first_answer_within(port: int, seconds: float) -> tuple[int, float]:
+    """Post a whole request, again after each 503 (as Retry-After asks, sooner): the first other
+    status and how long it took."""
+    start = time.monotonic()
+    while True:
+        status, _ = post(port)
+        waited = time.monotonic() - start
+        if status != 503 or waited > seconds:
+            return status, waited
+        time.sleep(0.2)
+
+
+def test_a_trickled_body_is_cut_off_and_its_slot_freed():
+    """Before: the one slot stayed with a client sending a byte every 0.2 s, and every other
+    request was a 503 for as long as it went on (the whole 20 s here)."""
+    with serving(max_concurrent=1, read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(head(port, 4096) + b'{"text": ')
+        answers: list[bytes] = []
+        thread = threading.Thread(target=lambda: answers.append(trickle(slow, iter([b" "] * 150))))
+        thread.start()
+        time.sleep(0.3)  # the trickler holds the slot
+        status, waited = first_answer_within(port, 20)
+        thread.join(40)
+    assert status == 200 and waited < 20, (status, waited)
+    assert answers[0].startswith(b"HTTP/1.1 408 ") and b"connection: close" in answers[0].lower()
+    assert json.loads(answers[0].partition(b"\r\n\r\n")[2]) == {
+        "error": "request timeout: the request did not arrive whole within 1 s (--read-timeout)"}
+
+
+def test_trickled_headers_are_cut_off():
+    """Before: a header line every 0.2 s kept the connection (and its socket) open without end;
+    uvicorn times only a connection that sends nothing after an answer."""
+    with serving(read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(head(port).split(b"\r\n")[0] + b"\r\n")
+        start = time.monotonic()
+        answer = trickle(slow, (b"X-Slow: %d\r\n" % i for i in range(150)))
+        took = time.monotonic() - start
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"did not arrive whole within 1 s" in answer
+    assert b"content-security-policy" in answer and took < 25
+
+
+def test_a_connection_that_sends_nothing_is_closed():
+    with serving(read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as idle:
+        assert trickle(idle, iter([b""] * 150)).startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_client_that_never_reads_its_answer_holds_no_slot():
+    with serving(max_concurrent=1, read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as deaf:
+        deaf.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        deaf.sendall(head(port) + BODY)
+        status, waited = first_answer_within(port, 20)
+    assert status == 200 and waited < 20, (status, waited)
+
+
+def test_a_request_in_time_is_answered_on_a_kept_alive_connection():
+    """The header timer restarts after each answer: a second request on the connection, sent
+    later than the deadline after the first one began, is answered."""
+    with serving(read_timeout=1) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for _ in range(2):
+            conn.request("POST", "/api/diagnose", BODY, {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            assert r.status == 200 and json.loads(r.read())["diagnoses"][0]["class"] == "A"
+            time.sleep(0.6)
+        conn.close()
