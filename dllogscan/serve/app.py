@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.requests import ClientDisconnect
 
 from ..pipeline import runner as pipeline
 from ..sources import streams as sources
@@ -161,6 +162,8 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
             return too_large
         except ReadTimeout:
             return too_slow
+        except ClientDisconnect:  # nobody left to tell; uvicorn drops the answer
+            return JSONResponse({"error": "the client closed the connection mid-request"}, status_code=400)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

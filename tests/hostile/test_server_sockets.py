@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import logging
 import select
 import socket
 import threading
@@ -131,6 +132,32 @@ def test_a_client_that_never_reads_its_answer_holds_no_slot():
         deaf.sendall(head(port) + BODY)
         status, waited = first_answer_within(port, 20)
     assert status == 200 and waited < 20, (status, waited)
+
+
+class Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_client_that_leaves_mid_body_leaves_no_traceback():
+    """Before: each one logged 'Exception in ASGI application' and 60 lines of traceback ending in
+    starlette's ClientDisconnect."""
+    kept = Kept()
+    with serving(read_timeout=5) as port:
+        logging.getLogger("uvicorn.error").addHandler(kept)
+        try:
+            for _ in range(3):
+                with socket.create_connection(("127.0.0.1", port)) as gone:
+                    gone.sendall(head(port) + BODY[:10])
+                    time.sleep(0.2)
+            assert post(port)[0] == 200
+        finally:
+            logging.getLogger("uvicorn.error").removeHandler(kept)
+    assert [r.getMessage() for r in kept.records if r.levelno >= logging.WARNING] == []
 
 
 def test_a_request_in_time_is_answered_on_a_kept_alive_connection():
