@@ -24,12 +24,14 @@ from ..core.errors import SourceError
 from ..core.utf8 import to_utf8
 from ..report.redact import Redactor
 from ..report.markdown import to_markdown
-from .guard import DEFAULT_MAX_CONCURRENT, DEFAULT_READ_TIMEOUT, Guard, ReadTimeout, allowed_hosts, read_timeout_error
+from .guard import DEFAULT_MAX_CONCURRENT, DEFAULT_READ_TIMEOUT, Guard, Refused, allowed_hosts
 
 STATIC = Path(__file__).resolve().parent / "static"
 CONTEXT_LINES = 3
 MAX_CONTEXT_CHARS = 500
 READ_STEP = 1 << 20
+#: what a JSON body may hold beyond its text's ``max_bytes`` (the keys, escapes of a few characters)
+JSON_ROOM = 4096
 #: what a cross-site page may send without asking first (CORS-safelisted), so never accepted
 SIMPLE_TYPES = ("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 JSON_BODY_ERROR = "the body must be JSON: {\"text\": \"...\"}"
@@ -145,14 +147,13 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
                host: str = "127.0.0.1", allow_hosts: Sequence[str] = (),
                max_concurrent: int = DEFAULT_MAX_CONCURRENT, read_timeout: float = DEFAULT_READ_TIMEOUT) -> Guard:
     """The app behind its guard; ``max_bytes`` caps every request body (HTTP 413 past it), which
-    must arrive within ``read_timeout`` seconds (HTTP 408 past it); ``host`` is the address it is
-    bound to (with ``allow_hosts``: the Host names it answers to)."""
+    must arrive within ``read_timeout`` seconds (HTTP 408 past it); the bodies on their way share
+    ``max_concurrent`` bodies' worth of bytes; ``host`` is the address it is bound to (with
+    ``allow_hosts``: the Host names it answers to)."""
     signatures = [str(s) for s in signatures]
     pipeline.get_scanner(signatures)  # fail at start, not on the first request
     app = FastAPI(title="dllogscan triage", docs_url=None, redoc_url=None, openapi_url=None)
     too_large = JSONResponse({"error": f"request too large: the limit is {max_bytes} bytes"}, status_code=413)
-    too_slow = JSONResponse({"error": read_timeout_error(read_timeout)}, status_code=408,
-                            headers={"connection": "close"})
 
     async def body(request: Request, cap: int) -> bytes | JSONResponse:
         """The body (``read_capped``), or the answer that refuses it."""
@@ -160,8 +161,8 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
             return await read_capped(request, cap)
         except TooLarge:
             return too_large
-        except ReadTimeout:
-            return too_slow
+        except Refused as exc:  # the guard's: too slow (408), no room (503)
+            return JSONResponse({"error": exc.error}, status_code=exc.status, headers=exc.headers)
         except ClientDisconnect:  # nobody left to tell; uvicorn drops the answer
             return JSONResponse({"error": "the client closed the connection mid-request"}, status_code=400)
 
@@ -179,7 +180,7 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         """Body ``{"text": "...", "redact": false}`` -> the diagnosis object, ``source`` = ``paste``."""
         if _media_type(request) != "application/json":
             return JSONResponse({"error": "send the body as Content-Type: application/json"}, status_code=415)
-        data = await body(request, max_bytes + 4096)
+        data = await body(request, max_bytes + JSON_ROOM)
         if isinstance(data, JSONResponse):
             return data
         try:
@@ -220,4 +221,5 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         return JSONResponse(out)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return Guard(app, allowed_hosts(host, allow_hosts), max_concurrent, read_timeout)
+    return Guard(app, allowed_hosts(host, allow_hosts), max_concurrent, read_timeout,
+                 max_buffered=max_concurrent * (max_bytes + JSON_ROOM))

@@ -9,11 +9,14 @@ page can even read the answer. So, before the app sees a request:
 - a request that changes something (any method but GET, HEAD, OPTIONS) must come from the page
   itself: a browser's ``Sec-Fetch-Site`` must be ``same-origin`` or ``none``, and its ``Origin``,
   when sent, must be this server (else 403);
-- at most ``max_concurrent`` API requests run at once; one more is told 503 with ``Retry-After``
-  before its body is read, so memory stays near ``max_concurrent`` bodies;
-- a body must arrive whole within ``read_timeout`` seconds of its headers (``receive`` raises
-  ReadTimeout past that, which the app answers with 408), so a client trickling it cannot keep
-  its slot; ``deadline.py`` bounds the headers the same way;
+- at most ``max_concurrent`` API requests are diagnosed at once. A request takes its slot once
+  its body is whole, so a client trickling a body holds none; when all are taken, one more is told
+  503 with ``Retry-After`` (before its body is read if they were taken when it came). The bodies
+  still arriving share ``max_buffered`` bytes (503 past it), so memory stays near
+  ``max_concurrent`` bodies however many clients send at once;
+- a body must arrive whole within ``read_timeout`` seconds of its headers (408 past it; the
+  headers are ``deadline.py``'s). The guard's refusals while a body arrives are raised from
+  ``receive`` (``Refused``), and the app answers them;
 - every response says what the page may do (``SECURITY_HEADERS``): load and talk to this server
   only, never be framed by another page (a framing page could dress the page up and have the user
   drop a log on it or click its buttons), no content sniffing, no referrer.
@@ -27,6 +30,7 @@ import asyncio
 import ipaddress
 import json
 import socket
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable
 
 Scope = dict[str, Any]
@@ -46,8 +50,12 @@ SECURITY_HEADERS = (
 )
 
 
-class ReadTimeout(Exception):
-    """The request did not arrive whole within the read deadline: HTTP 408."""
+class Refused(Exception):
+    """The guard's refusal of a request whose body is arriving, for the app to answer as is."""
+
+    def __init__(self, status: int, error: str, headers: dict[str, str]) -> None:
+        super().__init__(error)
+        self.status, self.error, self.headers = status, error, headers
 
 
 def read_timeout_error(seconds: float) -> str:
@@ -101,32 +109,53 @@ def _with_headers(send: Send) -> Send:
     return sending
 
 
-def _within(receive: Receive, seconds: float) -> Receive:
-    """``receive`` raising ReadTimeout once the body has taken more than ``seconds`` (from now) to
-    arrive; after its last part, messages (a disconnect) pass untimed."""
-    loop = asyncio.get_running_loop()
-    deadline, whole = loop.time() + seconds, False
-
-    async def receiving() -> dict[str, Any]:
-        nonlocal whole
-        if whole:
-            return await receive()
-        try:
-            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-        except asyncio.TimeoutError:
-            raise ReadTimeout from None
-        whole = not message.get("more_body", False)
-        return message
-    return receiving
+@dataclass
+class Held:
+    """What one API request holds of the guard: bytes of its body, and a slot once it is whole."""
+    bytes: int = 0
+    slot: int = 0
 
 
 class Guard:
-    """The checks above, as pure ASGI (nothing is buffered; a refused body is never read)."""
+    """The checks above, as pure ASGI (it buffers nothing; a request refused before the app is never read)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], hosts: frozenset[str],
-                 max_concurrent: int = DEFAULT_MAX_CONCURRENT, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+                 max_concurrent: int = DEFAULT_MAX_CONCURRENT, read_timeout: float = DEFAULT_READ_TIMEOUT,
+                 max_buffered: float = float("inf")) -> None:
         self.app, self.hosts, self.max_concurrent, self.active = app, hosts, max_concurrent, 0
-        self.read_timeout = read_timeout
+        self.read_timeout, self.max_buffered, self.buffered = read_timeout, max_buffered, 0
+
+    def busy(self, why: str = "") -> Refused:
+        """The 503 for a request that finds no room (by default: every slot taken)."""
+        why = why or f"{self.max_concurrent} requests are being diagnosed"
+        return Refused(503, f"busy: {why}; try again", {"retry-after": "1"})
+
+    def metered(self, receive: Receive, held: Held) -> Receive:
+        """``receive`` for one API request: its body timed (408 past ``read_timeout`` from now),
+        its bytes counted in ``held`` and ``buffered`` (503 past ``max_buffered``),
+        and a slot taken when it is whole (503 when none is free). A disconnect passes as is."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.read_timeout
+
+        async def receiving() -> dict[str, Any]:
+            if held.slot:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                raise Refused(408, read_timeout_error(self.read_timeout), {"connection": "close"}) from None
+            if message["type"] != "http.request":
+                return message
+            size = len(message.get("body", b""))
+            if self.buffered + size > self.max_buffered:
+                raise self.busy(f"the requests on their way hold {self.buffered} bytes already")
+            self.buffered, held.bytes = self.buffered + size, held.bytes + size
+            if not message.get("more_body", False):
+                if self.active >= self.max_concurrent:
+                    raise self.busy()
+                self.active, held.slot = self.active + 1, 1
+            return message
+        return receiving
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """``(status, error)`` for a request that must not reach the app, or None."""
@@ -161,11 +190,11 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if self.active >= self.max_concurrent:
-            await _refuse(send, 503, f"busy: {self.max_concurrent} requests are being diagnosed; try again",
-                          ((b"retry-after", b"1"),))
+            await _refuse(send, 503, self.busy().error, ((b"retry-after", b"1"),))
             return
-        self.active += 1
+        held = Held()
         try:
-            await self.app(scope, _within(receive, self.read_timeout), send)
+            await self.app(scope, self.metered(receive, held), send)
         finally:
-            self.active -= 1
+            self.buffered -= held.bytes
+            self.active -= held.slot

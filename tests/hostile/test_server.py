@@ -154,10 +154,12 @@ def test_json_with_charset_accepted(client):
 
 
 def test_concurrent_requests_capped():
-    """Past ``max_concurrent`` requests in flight, one more is a 503 before its body is read."""
+    """Past ``max_concurrent`` requests being diagnosed (their bodies whole), one more is a 503
+    before its body is read."""
     started, release = asyncio.Event(), asyncio.Event()
 
     async def slow_app(scope, receive, send):
+        await receive()
         started.set()
         await release.wait()
         await send({"type": "http.response.start", "status": 200, "headers": []})

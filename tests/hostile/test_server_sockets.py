@@ -109,6 +109,50 @@ def test_a_trickled_body_is_cut_off_and_its_slot_freed():
         "error": "request timeout: the request did not arrive whole within 1 s (--read-timeout)"}
 
 
+@contextlib.contextmanager
+def tricklers(port: int, n: int, length: int = 4096) -> Iterator[None]:
+    """``n`` clients sending a body of ``length`` bytes one byte every 0.2 s, hung up on exit."""
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+    threads = [threading.Thread(target=trickle, args=(s, iter([b" "] * 300))) for s in socks]
+    for s, t in zip(socks, threads):
+        s.sendall(head(port, length) + b'{"text": ')
+        t.start()
+    try:
+        yield
+    finally:
+        for s, t in zip(socks, threads):
+            s.shutdown(socket.SHUT_RDWR)
+            t.join(30)
+            s.close()
+
+
+def test_trickling_clients_hold_no_slot():
+    """A slot is taken once a body is whole. Before: two clients trickling bodies held both
+    slots until the read deadline (30 s here), every other request a 503 meanwhile; a client
+    reconnecting after each 408 held them for good (4 such: no answer in 20 s at 2 s)."""
+    with serving(max_concurrent=2, read_timeout=30) as port, tricklers(port, 2):
+        time.sleep(0.3)
+        status, waited = first_answer_within(port, 20)
+    assert status == 200 and waited < 20, (status, waited)
+
+
+def test_bodies_on_their_way_share_a_byte_budget():
+    """Bodies still arriving hold at most ``max_concurrent`` bodies' worth of bytes together
+    (here 1 x 20 000 + 4096): one more that would pass it is a 503, a small one still fits."""
+    with serving(max_bytes=20_000, max_concurrent=1, read_timeout=30) as port, \
+            socket.create_connection(("127.0.0.1", port)) as half:
+        half.sendall(head(port, 20_000) + b'{"text": "' + b"x" * 15_000)
+        big = json.dumps({"text": "y" * 10_000}).encode()
+        start = time.monotonic()
+        while True:  # until the server has read the first body's 15 000 bytes
+            status, doc = post(port, big)
+            if status == 503 or time.monotonic() - start > 20:
+                break
+        assert status == 503 and "the requests on their way hold" in doc["error"], (status, doc)
+        assert post(port)[0] == 200
+        half.shutdown(socket.SHUT_RDWR)
+
+
 def test_trickled_headers_are_cut_off():
     """Before: a header line every 0.2 s kept the connection (and its socket) open without end;
     uvicorn times only a connection that sends nothing after an answer."""
