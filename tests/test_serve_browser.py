@@ -106,3 +106,17 @@ def test_oversized_paste_is_refused_cleanly(page, server):
     assert "Too large" in page.inner_text("#status") and str(LIMIT) in page.inner_text("#status")
     resp = page.request.post(server + "/api/diagnose", data={"text": "y" * (LIMIT * 2)})
     assert resp.status == 413 and "limit" in resp.json()["error"]
+
+
+def test_markup_in_a_paste_is_shown_as_text(page):
+    """What a paste holds reaches the page only as text (textContent, never innerHTML): markup in
+    the evidence line and around it is shown, not run or built into elements."""
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    bait = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    page.fill("#paste", f"<b>{bait}</b>\n" + LOG.replace("Bus error.", f"Bus error. {bait}"))
+    page.click("#diagnose")
+    page.locator("#verdict", has_text="Class A").wait_for(timeout=20_000)
+    assert page.locator("#result img, #result script, #result b").count() == 0
+    assert bait in page.locator(".context .evidence").inner_text()
+    assert dialogs == []

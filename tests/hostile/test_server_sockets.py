@@ -165,6 +165,20 @@ def test_trickled_headers_are_cut_off():
     assert b"content-security-policy" in answer and took < 25
 
 
+def test_a_body_still_coming_after_its_answer_is_cut_off():
+    """A request answered without its body being read (415) while the client keeps sending it:
+    the connection is closed after the deadline. Before: uvicorn restarted its keep-alive timer on
+    every byte, and the connection was still open when the test's 30 s of bytes ran out."""
+    with serving(read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(f"POST /api/diagnose HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: text/plain\r\n"
+                     f"Content-Length: 4096\r\n\r\n".encode())
+        start = time.monotonic()
+        answer = slow.recv(65536)
+        rest = trickle(slow, iter([b" "] * 150))
+        took = time.monotonic() - start
+    assert answer.startswith(b"HTTP/1.1 415 ") and b"HTTP/1.1" not in rest and took < 25, took
+
+
 def test_a_connection_that_sends_nothing_is_closed():
     with serving(read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as idle:
         assert trickle(idle, iter([b""] * 150)).startswith(b"HTTP/1.1 408 ")
@@ -215,3 +229,17 @@ def test_a_request_in_time_is_answered_on_a_kept_alive_connection():
             assert r.status == 200 and json.loads(r.read())["diagnoses"][0]["class"] == "A"
             time.sleep(0.6)
         conn.close()
+
+
+def test_static_files_stay_in_their_folder():
+    """Raw request targets (a client library would normalise them): every way out is a 404."""
+    targets = ["/static/../app.py", "/static/..%2fapp.py", "/static/%2e%2e/guard.py", "/static/%2e%2e%2fapp.py",
+               "/static/..%5capp.py", "/static//etc/passwd", "/static/app.js%00.png", "/static/%c0%ae%c0%ae/app.py",
+               "/static/..%2f..%2f..%2f..%2fetc%2fpasswd"]
+    with serving() as port:
+        for target in targets:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+                s.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+                answer = trickle(s, iter([b""] * 150))
+            assert answer.startswith(b"HTTP/1.1 404 "), (target, answer[:200])
+            assert b"import" not in answer and b"root:" not in answer
