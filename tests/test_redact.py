@@ -177,3 +177,31 @@ def test_a_source_another_source_cites_is_redacted_as_a_path():
     assert out.facts["kernel_source"] == "/logs/kernel/dmesg-<host-1>.log"
     assert out.evidence[0].text == "[/logs/kernel/dmesg-<host-1>.log line 1] Killed process 9"
     assert out.notes == ("/logs/kernel/dmesg-<host-1>.log shows the OOM kill on node <host-1>",)
+
+
+@pytest.mark.parametrize("line, shown", [
+    # public registries and indexes (data/redact.toml's public_domains) stay, private hosts go
+    ("Pulling image docker.elastic.co/elasticsearch/elasticsearch:8.11.0",
+     "Pulling image docker.elastic.co/elasticsearch/elasticsearch:8.11.0"),
+    ("image nvcr.io/nvidia/pytorch:24.01-py3 from gcr.io/x/y, quay.io/a/b, ghcr.io/c/d, public.ecr.aws/e/f",
+     "image nvcr.io/nvidia/pytorch:24.01-py3 from gcr.io/x/y, quay.io/a/b, ghcr.io/c/d, public.ecr.aws/e/f"),
+    ("Pulling image harbor.mycompany.io/ml/train:1.2", "Pulling image <host-1>/ml/train:1.2"),
+    ("image: 1234.dkr.ecr.us-east-1.amazonaws.com/vision-train:3.4", "image: <host-1>/vision-train:3.4"),
+    # under a public domain by a whole label only
+    ("clone from mygithub.com/x and docs.github.com/y", "clone from <host-1>/x and docs.github.com/y"),
+    ("pull registry.notdocker.io/x", "pull <host-1>/x"),
+    # the machine's own name is no site's host
+    ("host      : localhost", "host      : localhost"),
+    ("Mar  3 12:00:01 localhost kernel: Out of memory", "Mar  3 12:00:01 localhost kernel: Out of memory"),
+])
+def test_public_domains_and_localhost_stay_private_hosts_go(line, shown):
+    """Before, docker.elastic.co, nvcr.io, gcr.io, quay.io and ghcr.io were hidden as hosts,
+    mygithub.com was kept (a suffix match without a label boundary) and ``host : localhost``
+    became ``<host-1>``."""
+    assert Redactor().text(line) == shown
+
+
+def test_a_learnt_localhost_is_not_replaced_everywhere():
+    r = Redactor()
+    r.learn({"node": "localhost", "hostname": "gpu07"})
+    assert r.text("connect to localhost on gpu07") == "connect to localhost on <host-1>"

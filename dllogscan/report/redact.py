@@ -21,9 +21,11 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import re
+from functools import lru_cache
 from typing import Any, Sequence
 
 from ..core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
+from ..core.paths import DATA_DIR, data_document
 from ..core.printable import escape
 
 EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -69,9 +71,8 @@ TEXT_PIECE_RE = re.compile(r"(?<![^/\\])[A-Za-z0-9][A-Za-z0-9.-]*")
 FILE_SUFFIX_RE = re.compile(r"(?i)(?:\.(?:log|txt|out|err|stdout|stderr|json|jsonl|csv|gz|bz2|xz|zst|tar|tgz|zip|\d+))+$")
 MIN_LEARNT_NUMBER = 4  # a learnt job id this short is replaced only where a job label names it
 PID_BEFORE_RE = re.compile(r"(?i)(?:\bpids?|pid\(s\)|\bprocess|\btask|\btid)\W{0,3}$")
-PUBLIC_DOMAINS = ("github.com", "githubusercontent.com", "pytorch.org", "python.org", "pypi.org",
-                  "stackoverflow.com", "huggingface.co", "nvidia.com", "docker.com", "kubernetes.io",
-                  "gitlab.com", "readthedocs.io", "example.com", "google.com", "microsoft.com")
+#: the word lists (public domains, local host names, ...): ``data/redact.toml``
+WORDS = DATA_DIR / "redact.toml"
 FACT_KINDS = {"node": "host", "host": "host", "hostname": "host", "nodelist": "host",
               "job_id": "job", "jobid": "job", "pod": "pod", "user": "user", "email": "email", "ip": "ip"}
 #: facts that name another source (a batch's cross-file proof): redacted as a path, and where its
@@ -88,6 +89,19 @@ WORD_RE = re.compile(r"[A-Za-z0-9]+")
 MAX_TEXTS = 4096  # texts kept redacted, and with their rules applied (a batch's fix titles and commands recur)
 #: where a value read off a name may sit inside one piece of a name (``dmesg-node02.log``)
 NAME_TOKEN_RE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
+
+
+@lru_cache(maxsize=1)
+def words() -> dict[str, frozenset[str]]:
+    """``data/redact.toml``'s lists, in lower case."""
+    return {k: frozenset(str(w).lower() for w in v) for k, v in data_document(WORDS).items()}
+
+
+def is_public(host: str) -> bool:
+    """Whether ``host`` is, or is under (a whole label), a domain of ``public_domains``."""
+    labels = host.lower().rstrip(".").split(".")
+    public = words()["public_domains"]
+    return any(".".join(labels[i:]) in public for i in range(len(labels)))
 
 
 class Redactor:
@@ -114,6 +128,10 @@ class Redactor:
                 self._learn(value, self.seen[key])
         return self.seen[key]
 
+    def host(self, value: str) -> str:
+        """A host's placeholder; a name for the machine itself (``localhost``: ``local_hosts``) stays."""
+        return value if value.lower() in words()["local_hosts"] else self.placeholder("host", value)
+
     def _learn(self, value: str, ph: str) -> None:
         """Replace ``value`` by ``ph`` wherever texts hold it from now on."""
         if len(value) < 3:
@@ -130,8 +148,11 @@ class Redactor:
             kind = FACT_KINDS.get(key)
             if kind and value:
                 for part in str(value).split(","):
-                    if part.strip() and not part.strip().startswith("<"):
-                        self.placeholder(kind, part.strip())
+                    part = part.strip()
+                    if part and not part.startswith("<") and kind == "host":
+                        self.host(part)
+                    elif part and not part.startswith("<"):
+                        self.placeholder(kind, part)
 
     def fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """A batch's fields read off a source's name and first lines (``NAME_KINDS``) as
@@ -179,8 +200,8 @@ class Redactor:
         s = IPV6_RE.sub(lambda m: self._ip(m.group()), s)
         s = JOB_RE.sub(self._job, s)
         s = HOST_VALUE_RE.sub(self._host_value, s)
-        s = SYSLOG_HOST_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
-        s = HOST_CONTEXT_RE.sub(lambda m: m["pre"] + self.placeholder("host", m["host"]), s)
+        s = SYSLOG_HOST_RE.sub(lambda m: m["pre"] + self.host(m["host"]), s)
+        s = HOST_CONTEXT_RE.sub(lambda m: m["pre"] + self.host(m["host"]), s)
         s = PATH_WORD_RE.sub(self._path_word, s) if "." in s else s
         return FQDN_RE.sub(self._fqdn, s)
 
@@ -271,12 +292,12 @@ class Redactor:
 
     def _prompt(self, m: re.Match) -> str:
         user = m["user"] if m["user"] in SHARED_USERS else self.placeholder("user", m["user"])
-        return f"{user}@{self.placeholder('host', m['host'])}"
+        return f"{user}@{self.host(m['host'])}"
 
     def _host_value(self, m: re.Match) -> str:
         if m["host"].startswith("<"):
             return m.group()
-        return m["pre"] + self.placeholder("host", m["host"])
+        return m["pre"] + self.host(m["host"])
 
     def _ip(self, value: str) -> str:
         try:
@@ -294,7 +315,7 @@ class Redactor:
 
     def _fqdn(self, m: re.Match) -> str:
         value = m.group()
-        if value.lower().endswith(PUBLIC_DOMAINS) or "<" in value or (m["cc"] or "") in NOT_COUNTRY:
+        if "<" in value or (m["cc"] or "") in NOT_COUNTRY or is_public(value):
             return value
         return self.placeholder("host", value)
 
