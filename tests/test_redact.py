@@ -205,3 +205,22 @@ def test_a_learnt_localhost_is_not_replaced_everywhere():
     r = Redactor()
     r.learn({"node": "localhost", "hostname": "gpu07"})
     assert r.text("connect to localhost on gpu07") == "connect to localhost on <host-1>"
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("/home.local/alice/train.py", "/home.local/<user-1>/train.py"),
+    ("/scratch.local/alice/ckpt", "/scratch.local/<user-1>/ckpt"),
+    ("/.home/alice/x.py and /nfs/.home/bob/y.py", "/.home/<user-1>/x.py and /nfs/.home/<user-2>/y.py"),
+    ("/homes/alice/x /localhome/bob/y", "/homes/<user-1>/x /localhome/<user-2>/y"),
+    ("/home/alice/.local/lib/python3.11/site-packages/torch/x.py",
+     "/home/<user-1>/.local/lib/python3.11/site-packages/torch/x.py"),
+    ("cd ~alice/proj; ls ~bob", "cd ~<user-1>/proj; ls ~<user-2>"),
+    # '~' as 'about', or inside a word, is no home
+    ("grows ~4.5 GB, ~40 tensors, after ~2k steps, ~24h, 1~2분", "grows ~4.5 GB, ~40 tensors, after ~2k steps, ~24h, 1~2분"),
+    ("/var/lib/kubelet/pods/x/volumes/kubernetes.io~empty-dir/dshm",
+     "/var/lib/kubelet/pods/x/volumes/kubernetes.io~empty-dir/dshm"),
+])
+def test_home_folders_and_tilde(line, shown):
+    """Before, /home.local/alice became /<host-1>/alice (the user kept, the folder hidden), the
+    users of /.home, /homes and /localhome stayed, and '~40 tensors' became '~<user-1> tensors'."""
+    assert Redactor().text(line) == shown

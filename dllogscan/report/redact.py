@@ -5,7 +5,7 @@ addresses by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``, ``
 
 Credentials come first and come from detect-secrets (``credentials.py``). The identifiers are our
 own rules, applied in this order: e-mail; ``user@host:`` prompts and ``git@host:`` remotes; users
-in home, ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and other file systems'
+in home (the home folders of ``data/redact.toml``, ``~<u>``), ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and other file systems'
 ``/.../users/<u>`` (``/nfs/users/<u>``, ``/data/users/<u>``) paths and after
 ``user=`` / ``USER=`` / ``SLURM_JOB_USER=``; IPv4/IPv6 (not loopback); job ids after a job label
 (``SLURM_JOB_ID=``, ``SLURM_ARRAY_JOB_ID=``, ``job 123``, ``slurm-123.out``); hosts in syslog
@@ -29,9 +29,13 @@ from ..core.paths import DATA_DIR, data_document
 from ..core.printable import escape
 
 EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-HOME_RE = re.compile(r"(?P<pre>/home/|/Users/|/export/home/|/scratch/|[A-Za-z]:\\Users\\|~|"
-                     r"/lustre/(?:[^/\s]+/){0,4}?(?:home|users?|scratch|work)/|"
-                     r"/(?:[A-Za-z0-9_.-]+/){1,4}?(?:home|users?)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
+#: a user's home: after a home folder (``data/redact.toml``'s ``home_folders``: ``HOMES``) at the
+#: root or a few folders down, or one of its ``root_home_folders`` at the root, ``/Users/``, ``/scratch/``, Windows' ``C:\\Users\\``, ``~`` where it
+#: starts a word and a name follows (not ``~40 GB``, ``kubernetes.io~empty-dir``), and Lustre's
+#: ``{home,users,scratch,work}``
+HOME_PATTERN = (r"(?P<pre>(?<![\w.-])/(?:ROOT_HOMES)/|/(?:HOMES)/|/Users/|/scratch/|[A-Za-z]:\\Users\\|(?<![\w.~/-])~(?=[A-Za-z_])|"
+                r"/lustre/(?:[^/\s]+/){0,4}?(?:HOMES|users?|scratch|work)/|"
+                r"/(?:[A-Za-z0-9_.-]+/){1,4}?(?:HOMES|users?)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
 USER_LABEL_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:user(?:name)?|USER|LOGNAME|SLURM_JOB_USER)\s*[=:]\s*)"
                            r"(?P<user>[A-Za-z_][A-Za-z0-9._-]{0,31})\b")
 PROMPT_RE = re.compile(r"(?<![\w.@-])(?P<user>[a-z_][a-z0-9_-]{0,31})@(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})"
@@ -95,6 +99,15 @@ NAME_TOKEN_RE = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
 def words() -> dict[str, frozenset[str]]:
     """``data/redact.toml``'s lists, in lower case."""
     return {k: frozenset(str(w).lower() for w in v) for k, v in data_document(WORDS).items()}
+
+
+@lru_cache(maxsize=1)
+def home_re() -> re.Pattern[str]:
+    """``HOME_PATTERN`` with the home folders of ``data/redact.toml``."""
+    def either(key: str) -> str:
+        return "|".join(re.escape(w) for w in sorted(words()[key], key=len, reverse=True))
+
+    return re.compile(HOME_PATTERN.replace("ROOT_HOMES", either("root_home_folders")).replace("HOMES", either("home_folders")))
 
 
 def is_public(host: str) -> bool:
@@ -194,7 +207,7 @@ class Redactor:
         s = self._secrets(s)
         s = EMAIL_RE.sub(lambda m: self.placeholder("email", m.group()), s)
         s = PROMPT_RE.sub(self._prompt, s)
-        s = HOME_RE.sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
+        s = home_re().sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
         s = USER_LABEL_RE.sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
         s = IPV4_RE.sub(lambda m: self._ip(m.group()), s)
         s = IPV6_RE.sub(lambda m: self._ip(m.group()), s)
@@ -315,7 +328,8 @@ class Redactor:
 
     def _fqdn(self, m: re.Match) -> str:
         value = m.group()
-        if "<" in value or (m["cc"] or "") in NOT_COUNTRY or is_public(value):
+        if ("<" in value or (m["cc"] or "") in NOT_COUNTRY or is_public(value)
+                or value.lower() in words()["home_folders"] | words()["root_home_folders"]):
             return value
         return self.placeholder("host", value)
 
