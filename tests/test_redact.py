@@ -224,3 +224,31 @@ def test_home_folders_and_tilde(line, shown):
     """Before, /home.local/alice became /<host-1>/alice (the user kept, the folder hidden), the
     users of /.home, /homes and /localhome stayed, and '~40 tensors' became '~<user-1> tensors'."""
     assert Redactor().text(line) == shown
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("/var/lib/kubelet/pods/3f2b9c1e-8a4d-4e2f-9b7c-1d2e3f4a5b6c/volumes/kubernetes.io~empty-dir/dshm",
+     "/var/lib/kubelet/pods/<uid-1>/volumes/kubernetes.io~empty-dir/dshm"),
+    ("restarting failed container=trainer pod=trainer-7c9d5b6f4-x2x9k_ml(c0a8e4d2-7d55-4d8b-a0f4-2f5a3d9e6b11)",
+     "restarting failed container=trainer pod=<pod-1>_ml(<uid-1>)"),
+    ("/var/log/pods/ml-team_train-resnet-x7k2p_c0a8e4d2-7d55-4d8b-a0f4-2f5a3d9e6b11/trainer/0.log",
+     "/var/log/pods/<namespace-1>_<pod-1>_<uid-1>/trainer/0.log"),
+    ('Pod "trainer-7c9f8d6b5-x2kzq" OOMKilled; Warning Evicted pod/train-job-worker-0',
+     'Pod "<pod-1>" OOMKilled; Warning Evicted pod/<pod-2>'),
+    ("$ kubectl describe pod rec-train-7c9d8b6f5-x2mhq -n ml", "$ kubectl describe pod <pod-1> -n ml"),
+    ("NAME READY STATUS\nrec-train-7c9d8b6f5-x2mhq 0/1 OOMKilled", "NAME READY STATUS\n<pod-1> 0/1 OOMKilled"),
+    ("job pod train-resnet-x7k2p failed", "job pod <pod-1> failed"),
+    ("CUDA device GPU-5b0f7f1e-0c8e-4a7e-9b7a-3f1f6f0b8e21", "CUDA device GPU-<uid-1>"),
+    # no pod name: prose after 'pod', a file, a count
+    ("the pod was evicted; pod sandbox changed; pod re-created; see pod.yaml; pods 2-3; Pods: 4/4",
+     "the pod was evicted; pod sandbox changed; pod re-created; see pod.yaml; pods 2-3; Pods: 4/4"),
+])
+def test_pod_names_and_uids(line, shown):
+    """Before, every line here came out unchanged: a pod's UID, and its name, were kept."""
+    assert Redactor().text(line) == shown
+
+
+def test_a_pod_name_found_in_the_text_is_hidden_wherever_it_appears():
+    r = Redactor()
+    assert r.text('Pod "trainer-7c9f8d6b5-x2kzq" OOMKilled') == 'Pod "<pod-1>" OOMKilled'
+    assert r.text("trainer-7c9f8d6b5-x2kzq restarted") == "<pod-1> restarted"

@@ -1,10 +1,10 @@
-"""``--redact``: replace credentials, hostnames, user names, IP addresses, job ids and e-mail
-addresses by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``, ``<ip-1>``,
-``<job-1>``, ``<email-1>``) in a copy of the results, before any format renders them. One
+"""``--redact``: replace credentials, hostnames, user names, IP addresses, job ids, e-mail
+addresses, pod names and UUIDs by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``,
+``<ip-1>``, ``<job-1>``, ``<email-1>``, ``<pod-1>``, ``<uid-1>``) in a copy of the results, before any format renders them. One
 ``Redactor`` per output, so the same value gets the same placeholder everywhere in it.
 
 Credentials come first and come from detect-secrets (``credentials.py``). The identifiers are our
-own rules, applied in this order: e-mail; ``user@host:`` prompts and ``git@host:`` remotes; users
+own rules, applied in this order: e-mail; UUIDs and pod names (``POD_RE``); ``user@host:`` prompts and ``git@host:`` remotes; users
 in home (the home folders of ``data/redact.toml``, ``~<u>``), ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and other file systems'
 ``/.../users/<u>`` (``/nfs/users/<u>``, ``/data/users/<u>``) paths and after
 ``user=`` / ``USER=`` / ``SLURM_JOB_USER=``; IPv4/IPv6 (not loopback); job ids after a job label
@@ -54,6 +54,21 @@ HOST_VALUE_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:SLURMD?_(?:NODENAME|NODE
                            r"(?P<host>[A-Za-z0-9][\w.\[\],-]{0,127}[\w\]])")
 SYSLOG_HOST_RE = re.compile(r"^(?P<pre>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) )"
                             r"(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})(?= )", re.MULTILINE)
+#: a UUID: a Kubernetes pod's UID (``/var/lib/kubelet/pods/<uid>/``, ``pod=x_ns(<uid>)``), a GPU's
+#: (``GPU-<uid>``), a run's; each names one thing of the site
+UUID_RE = re.compile(r"(?i)(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])")
+#: the characters of a Kubernetes name's random suffix (its ``rand.String``: no vowels, no 0, 1, 3)
+K8S_RANDOM = "[bcdfghjklmnpqrstvwxz2456789]"
+#: a pod's name: after a pod label (``pod/x``, ``pod "x"``, ``pod=x``, ``pod_name: x``; one with a
+#: digit or two ``-``, so ``pod was evicted``, ``pod re-created`` stay), in a kubelet log path
+#: (``/var/log/pods/<namespace>_<pod>_<uid>/``), or anywhere in a Deployment's form, its
+#: ReplicaSet's hash and a random suffix (``trainer-7c9d5b6f4-x2x9k``). A Job's pod
+#: (``train-x7k2p``) is found only after a label: ``-`` and 5 such letters end words too.
+POD_RE = re.compile(
+    r"(?P<pre>(?<![\w-])(?:[Pp]ods?(?:/|:?\s+[\"']?|\s*=\s*[\"']?)|pod_?name\s*[=:]\s*[\"']?))"
+    r"(?P<pod>(?=[a-z.-]*[0-9]|(?:[a-z0-9.]*-){2})[a-z][a-z0-9.-]{0,251}[a-z0-9])"
+    r"|(?<=/pods/)(?P<ns>[a-z0-9][a-z0-9-]{0,62})_(?P<pod2>[a-z0-9][a-z0-9.-]{0,252})(?=_)"
+    rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
 COMMON_DOMAINS = r"(?:internal|local|lan|corp|cluster|intra|private|home|com|net|org|io|ai|dev|cloud|edu)"
 FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|"
                      rf"\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
@@ -206,6 +221,8 @@ class Redactor:
         since change (``_learnt``)."""
         s = self._secrets(s)
         s = EMAIL_RE.sub(lambda m: self.placeholder("email", m.group()), s)
+        s = UUID_RE.sub(lambda m: self.placeholder("uid", m.group()), s)
+        s = POD_RE.sub(self._pod, s)
         s = PROMPT_RE.sub(self._prompt, s)
         s = home_re().sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
         s = USER_LABEL_RE.sub(lambda m: m["pre"] + self.placeholder("user", m["user"]), s)
@@ -306,6 +323,13 @@ class Redactor:
     def _prompt(self, m: re.Match) -> str:
         user = m["user"] if m["user"] in SHARED_USERS else self.placeholder("user", m["user"])
         return f"{user}@{self.host(m['host'])}"
+
+    def _pod(self, m: re.Match) -> str:
+        if m["pod"]:
+            return m["pre"] + self.placeholder("pod", m["pod"])
+        if m["pod2"]:
+            return f"{self.placeholder('namespace', m['ns'])}_{self.placeholder('pod', m['pod2'])}"
+        return self.placeholder("pod", m["pod3"])
 
     def _host_value(self, m: re.Match) -> str:
         if m["host"].startswith("<"):
