@@ -18,7 +18,8 @@ Rules (``find``: the spans of ``text`` to hide):
   ``***``) and no bare number (``max_token=512``). Where a rule names its ``secret`` group, only
   that group is hidden;
 - a PEM private key's body: the base64 lines (and ``Proc-Type:``/``DEK-Info:`` fields) after a
-  ``-----BEGIN ... PRIVATE KEY-----`` line, up to its END line, in one text; a line of a log shown
+  ``-----BEGIN ... PRIVATE KEY-----`` line, up to its END line (the last one however short), in one
+  text, or in one line with its line ends escaped (``\\n``: a JSON service account file); a line of a log shown
   alone (evidence, context) is hidden as a body line where it is one of the numbered lines between
   such a header or END line and the other (``key_lines``), and a line that is nothing but 64 or 70
   base64 characters with upper and lower case letters and a digit (a PEM or OpenSSH key's full line)
@@ -61,8 +62,14 @@ PEM_END_RE = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 #: a key's body line: its base64, or a field, alone or after a prefix a log put before it (one
 #: that ends in ``:``, ``]``, ``|``, ``>`` or a time: ``[rank0]: ``, ``12:00:01 ``), so that a line
 #: of prose after a header whose END is not shown (``epoch 3 done``) is none
-PEM_BODY_RE = re.compile(r"(?:^|[:\]|>]|\d\d:\d\d(?:[.,]\d+)?)\s*"
-                         r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2}|(?:Proc-Type|DEK-Info):.*?)\s*$")
+PEM_PREFIX = r"(?:^|[:\]|>]|\d\d:\d\d(?:[.,]\d+)?)\s*"
+PEM_BODY_RE = re.compile(PEM_PREFIX + r"(?P<secret>[A-Za-z0-9+/]{4,}={0,2}|(?:Proc-Type|DEK-Info):.*?)\s*$")
+#: the body's last line, right before its END line, may be as short as one character and padding
+PEM_LAST_RE = re.compile(PEM_PREFIX + r"(?P<secret>[A-Za-z0-9+/]{1,3}={0,2})\s*$")
+#: a key in one line of text with its line ends escaped (a JSON service account file printed:
+#: ``"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE...\\n-----END PRIVATE KEY-----\\n"``): its body
+PEM_ESCAPED_RE = re.compile(r"PRIVATE KEY-----(?:\\r)?\\n(?P<secret>[A-Za-z0-9+/=\\]+?)"
+                            r"(?=(?:\\r)?\\n-----END|-----END|[^A-Za-z0-9+/=\\]|$)")
 #: a key's full body line alone: 64 (PEM) or 70 (OpenSSH) base64 characters, mixed case and a digit
 LONE_BODY_RE = re.compile(r"(?m)^\s*(?P<secret>(?=[^\s]*[A-Z])(?=[^\s]*[a-z])(?=[^\s]*\d)(?!/)"
                           r"(?:[A-Za-z0-9+/]{64}|[A-Za-z0-9+/]{70}))\s*$")
@@ -140,23 +147,37 @@ def find(text: str) -> list[tuple[int, int]]:
 def _pem_spans(text: str) -> list[tuple[int, int]]:
     """The body lines of each PEM private key block in ``text``, and lone full key lines."""
     spans = [m.span("secret") for m in LONE_BODY_RE.finditer(text)] if len(text) >= 64 else []
-    for begin in PEM_BEGIN_RE.finditer(text) if "PRIVATE KEY-----" in text else ():
+    if "PRIVATE KEY-----" not in text:
+        return spans
+    spans += [m.span("secret") for m in PEM_ESCAPED_RE.finditer(text)]
+    for begin in PEM_BEGIN_RE.finditer(text):
         at = text.find("\n", begin.end())
+        at = at + 1 if at >= 0 else -1
         while at >= 0:
-            end = text.find("\n", at + 1)
-            line = text[at + 1:end if end >= 0 else len(text)]
-            body = PEM_BODY_RE.search(line) if not PEM_END_RE.search(line) else None
+            line, after = _line_at(text, at)
+            if PEM_END_RE.search(line):
+                break
+            body = PEM_BODY_RE.search(line)
+            if body is None and after >= 0 and PEM_END_RE.search(_line_at(text, after)[0]):
+                body = PEM_LAST_RE.search(line)
             if body is None and line.strip():
                 break
             if body is not None:
-                spans.append((at + 1 + body.start("secret"), at + 1 + body.end("secret")))
-            at = end
+                spans.append((at + body.start("secret"), at + body.end("secret")))
+            at = after
     return spans
+
+
+def _line_at(text: str, at: int) -> tuple[str, int]:
+    """The line of ``text`` that starts at ``at``, and where the next one starts (-1: none)."""
+    end = text.find("\n", at)
+    return (text[at:end], end + 1) if end >= 0 else (text[at:], -1)
 
 
 def key_lines(lines: dict[int, str]) -> set[int]:
     """The numbers of ``lines`` (a log's lines shown one by one) that are a private key's body:
-    those next to a BEGIN line after it, or to an END line before it, up to the other end."""
+    those next to a BEGIN line after it, or to an END line before it, up to the other end (the
+    one right before an END line however short: a body's last line)."""
     found: set[int] = set()
     if not any("PRIVATE KEY-----" in line for line in lines.values()):
         return found
@@ -165,7 +186,8 @@ def key_lines(lines: dict[int, str]) -> set[int]:
             if edge.search(line):
                 k = n + step
                 while k in lines and not (PEM_BEGIN_RE.search(lines[k]) or PEM_END_RE.search(lines[k])):
-                    if PEM_BODY_RE.search(lines[k]) is None and lines[k].strip():
+                    last = PEM_END_RE.search(lines.get(k + 1, "")) and PEM_LAST_RE.search(lines[k])
+                    if not (PEM_BODY_RE.search(lines[k]) or last) and lines[k].strip():
                         break
                     found.add(k)
                     k += step
@@ -174,5 +196,5 @@ def key_lines(lines: dict[int, str]) -> set[int]:
 
 def hide_body(line: str) -> tuple[int, int] | None:
     """The span of a key's body line to hide (after any prefix a log put before it)."""
-    m = PEM_BODY_RE.search(line)
+    m = PEM_BODY_RE.search(line) or PEM_LAST_RE.search(line)
     return m.span("secret") if m else None

@@ -239,3 +239,27 @@ def test_a_note_of_the_result_is_redacted(tmp_path, fmt):
     no_traceback(proc)
     out = proc.stdout.decode()
     assert "opening" in out and "alice" not in out and "corp.example" not in out, out
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("last", ["Zg==", "q83=", "Q==", "x"])
+def test_a_private_keys_short_last_line_is_hidden(last):
+    """Before, the body's last line, shorter than 4 base64 characters before its padding, stayed:
+    in one text, and shown line by line with the END line after it."""
+    text = "\n".join(["-----BEGIN PRIVATE KEY-----", *KEY[:3], last, "-----END PRIVATE KEY-----", "step 2"])
+    out = Redactor().text(text)
+    assert f"\n{last}\n" not in out and out.endswith("<secret-1>\n-----END PRIVATE KEY-----\nstep 2"), out
+    lines = list(enumerate(text.splitlines(), start=1))
+    assert Redactor().lines(lines[3:]) == ["<secret-1>", "<secret-2>", "-----END PRIVATE KEY-----", "step 2"]
+    assert Redactor().lines([(1, "step 1"), (2, last), (3, "step 3")]) == ["step 1", last, "step 3"]  # no key
+
+
+@pytest.mark.timeout(20)
+def test_a_private_key_with_escaped_line_ends_is_hidden():
+    """A service account's JSON printed in a log holds its key on one line, ``\\n`` escaped:
+    before, only the BEGIN line's words were hidden and the whole body stayed."""
+    body = "\\n".join([*KEY[:3], "Zg=="])
+    line = f'{{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n", "x": 1}}'
+    out = Redactor().text(line)
+    assert not [k for k in KEY[:3] if k in out] and "Zg==" not in out, out
+    assert out.endswith('\\n-----END PRIVATE KEY-----\\n", "x": 1}') and '"type": "service_account"' in out
