@@ -252,3 +252,27 @@ def test_a_pod_name_found_in_the_text_is_hidden_wherever_it_appears():
     r = Redactor()
     assert r.text('Pod "trainer-7c9f8d6b5-x2kzq" OOMKilled') == 'Pod "<pod-1>" OOMKilled'
     assert r.text("trainer-7c9f8d6b5-x2kzq restarted") == "<pod-1> restarted"
+
+
+@pytest.mark.parametrize("name, shown", [
+    # TensorBoard's event file and default run folder: the machine's name, and only it, hidden
+    ("events.out.tfevents.1701980836.gpu07.cluster.local.12345.0", "events.out.tfevents.1701980836.<host-1>.12345.0"),
+    ("runs/Dec07_20-47-16_gpu-node-17/events.out.tfevents.1701980836.gpu-node-17.4242.0",
+     "runs/Dec07_20-47-16_<host-1>/events.out.tfevents.1701980836.<host-1>.4242.0"),
+    ("runs/resnet50_lr0.1/events.out.tfevents.1701980836.trainbox.4242.0.v2",
+     "runs/resnet50_lr0.1/events.out.tfevents.1701980836.<host-1>.4242.0.v2"),
+    ("lightning_logs/version_0/events.out.tfevents.1701980836.localhost.77.0",
+     "lightning_logs/version_0/events.out.tfevents.1701980836.localhost.77.0"),
+    # a run's name made of settings is no host; one under a site's own domain is
+    ("runs/bert.base.lr.3e-5.de/", "runs/bert.base.lr.3e-5.de/"),
+    ("lightning_logs/bert-base.lr1e-4.wd0.01.de", "lightning_logs/bert-base.lr1e-4.wd0.01.de"),
+    ("runs/resnet.cifar10.ai/events", "runs/resnet.cifar10.ai/events"),
+    ("runs/gpu07.cluster.local_rank0.log", "runs/<host-1>_rank0.log"),
+    ("/logs/bert.base.lr.3e-5.de/x", "/logs/<host-1>/x"),  # not under a run folder: as before
+])
+def test_tensorboard_names(name, shown):
+    """Before, an event file's name lost its time with its host (``<host-1>.12345.0``), the host of
+    a default run folder or of an event file under a short name stayed, and a run named for its
+    settings ending in a country code or ``.ai`` became ``<host-1>``."""
+    assert Redactor().text(f"wrote {name}") == f"wrote {shown}"
+    assert Redactor().path(name) == shown

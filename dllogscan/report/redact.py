@@ -69,7 +69,17 @@ POD_RE = re.compile(
     r"(?P<pod>(?=[a-z.-]*[0-9]|(?:[a-z0-9.]*-){2})[a-z][a-z0-9.-]{0,251}[a-z0-9])"
     r"|(?<=/pods/)(?P<ns>[a-z0-9][a-z0-9-]{0,62})_(?P<pod2>[a-z0-9][a-z0-9.-]{0,252})(?=_)"
     rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
-COMMON_DOMAINS = r"(?:internal|local|lan|corp|cluster|intra|private|home|com|net|org|io|ai|dev|cloud|edu)"
+#: the domains of a site's own network: a name under one is a host even as a run's name
+SITE_DOMAINS = ("internal", "local", "lan", "corp", "cluster", "intra", "private", "home")
+COMMON_DOMAINS = rf"(?:{'|'.join(SITE_DOMAINS)}|com|net|org|io|ai|dev|cloud|edu)"
+#: the machine's name where TensorBoard puts it: in an event file's name
+#: (``events.out.tfevents.<time>.<host>.<pid>.<n>``) and in a default run's folder
+#: (``runs/<Mon><DD>_<HH>-<MM>-<SS>_<host><comment>``)
+TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*?)(?=\.\d+\.\d+)"
+                            r"|(?P<pre2>(?<![A-Za-z0-9])[A-Z][a-z]{2}\d\d_\d\d-\d\d-\d\d_)"
+                            r"(?P<host2>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)")
+#: how far back a run folder (``run_folders``) is looked for before a piece of a path
+RUN_FOLDER_SPAN = 40
 FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|"
                      rf"\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
 #: a host at the start of a piece of a file name, followed by ``-`` (``gpu1.uni-x.de-stderr``): its
@@ -220,6 +230,7 @@ class Redactor:
         same text once its values have placeholders, so kept, unlike what the values learnt
         since change (``_learnt``)."""
         s = self._secrets(s)
+        s = TENSORBOARD_RE.sub(self._tensorboard, s)
         s = EMAIL_RE.sub(lambda m: self.placeholder("email", m.group()), s)
         s = UUID_RE.sub(lambda m: self.placeholder("uid", m.group()), s)
         s = POD_RE.sub(self._pod, s)
@@ -240,7 +251,7 @@ class Redactor:
         word = m.group()
         if "." not in word or not ("/" in word or "\\" in word or FILE_SUFFIX_RE.search(word)):
             return word
-        return TEXT_PIECE_RE.sub(lambda p: self._host_piece(p.group()) or p.group(), word)
+        return TEXT_PIECE_RE.sub(lambda p: self._host_piece(p.group(), _in_run(word, p.start())) or p.group(), word)
 
     def _learnt(self, s: str) -> str:
         """``s`` with every value learnt so far (a node fact, a user) replaced, the longest first.
@@ -259,24 +270,27 @@ class Redactor:
         only its first labels."""
         if not s:
             return s
-        return self.text(PATH_PIECE_RE.sub(self._path_piece, s))
+        return self.text(PATH_PIECE_RE.sub(self._path_piece, TENSORBOARD_RE.sub(self._tensorboard, s)))
 
     def _path_piece(self, m: re.Match) -> str:
         piece = m.group()
-        hidden = self._host_piece(piece)
+        hidden = self._host_piece(piece, _in_run(m.string, m.start()))
         if hidden is not None:
             return hidden
         suffix = FILE_SUFFIX_RE.search(piece)
         name = piece[:suffix.start()] if suffix else piece
         return self._named(name) + piece[len(name):] if self.names else piece
 
-    def _host_piece(self, piece: str) -> str | None:
+    def _host_piece(self, piece: str, run: bool = False) -> str | None:
         """``piece`` of a name with its host replaced, where, its file suffixes aside, it is a host
-        name alone (``n12.cs.ox.ac.uk``) or one before ``-`` (``gpu1.uni-x.de-stderr.txt``); else None."""
+        name alone (``n12.cs.ox.ac.uk``) or one before ``-`` (``gpu1.uni-x.de-stderr.txt``); else
+        None. A ``run``'s name (``runs/bert.base.lr.3e-5.de``) is a host only under a site's domain."""
         suffix = FILE_SUFFIX_RE.search(piece)
         name = piece[:suffix.start()] if suffix else piece
         host = (FQDN_RE.fullmatch(name) or DASHED_HOST_RE.match(name)) if "." in name else None
-        return self._fqdn(host) + piece[host.end():] if host else None
+        if not host or (run and not _site_host(host.group())):
+            return None
+        return self._fqdn(host) + piece[host.end():]
 
     def _named(self, name: str) -> str:
         """``name`` with each run of its words that is a value read off a name (a node, a pod:
@@ -324,6 +338,9 @@ class Redactor:
         user = m["user"] if m["user"] in SHARED_USERS else self.placeholder("user", m["user"])
         return f"{user}@{self.host(m['host'])}"
 
+    def _tensorboard(self, m: re.Match) -> str:
+        return m["pre"] + self.host(m["host"]) if m["host"] else m["pre2"] + self.host(m["host2"])
+
     def _pod(self, m: re.Match) -> str:
         if m["pod"]:
             return m["pre"] + self.placeholder("pod", m["pod"])
@@ -353,7 +370,8 @@ class Redactor:
     def _fqdn(self, m: re.Match) -> str:
         value = m.group()
         if ("<" in value or (m["cc"] or "") in NOT_COUNTRY or is_public(value)
-                or value.lower() in words()["home_folders"] | words()["root_home_folders"]):
+                or value.lower() in words()["home_folders"] | words()["root_home_folders"]
+                or (_in_run(m.string, m.start()) and not _site_host(value))):
             return value
         return self.placeholder("host", value)
 
@@ -404,6 +422,21 @@ class Redactor:
             r, source=source, error=self.text(error), member=member, facts=self.facts(r.facts),
             notes=tuple(self.text(n) or "" for n in r.notes),
             diagnoses=tuple(self.diagnosis(d) for d in r.diagnoses), hits=tuple(self.hit(h) for h in r.hits))
+
+
+def _in_run(s: str, at: int) -> bool:
+    """Whether what starts at ``at`` in ``s`` is a folder or file right under a run folder
+    (``runs/``: ``data/redact.toml``'s ``run_folders``)."""
+    before = s[max(0, at - RUN_FOLDER_SPAN):at]
+    if not before.endswith(("/", "\\")):
+        return False
+    folder = re.split(r"[/\\\s\"'=:]", before[:-1])[-1]
+    return folder.lower() in words()["run_folders"]
+
+
+def _site_host(name: str) -> bool:
+    """Whether ``name`` is under a domain of a site's own network (``SITE_DOMAINS``)."""
+    return name.rsplit(".", 1)[-1].lower() in SITE_DOMAINS
 
 
 def _put(s: str, value: str, ph: str) -> str:
