@@ -7,7 +7,8 @@ Rules (``find``: the spans of ``text`` to hide):
   the whole match, stretched to the end of the word (detect-secrets' JWT pattern stops before the
   signature);
 - its keyword detector in the config-file form (``password=...``, ``api_key: ...``,
-  ``WANDB_API_KEY=...``), for values of 4+ characters (an unquoted value is its first word);
+  ``WANDB_API_KEY=...``), for values of 4+ characters (an unquoted value is its first word) that
+  are no placeholder, number or code (``NOT_A_VALUE_RE``: ``authkey=process.current_process().authkey``);
 - its high-entropy detectors on quoted strings (base64 above 4.5 bits, hex above 3.0);
 - ours: Hugging Face tokens (``hf_`` + 30 letters or digits), GitHub's fine-grained tokens
   (``github_pat_``), the credential after ``Authorization: Bearer|Token|Basic``, a cookie header's
@@ -111,7 +112,7 @@ def _values(text: str) -> Iterator[str]:
     for value in keyword.analyze_string(text, denylist_regex_to_group=groups):
         if f'"{value}"' not in text and f"'{value}'" not in text:  # unquoted: the value is one word
             value = (value.split() or [""])[0].rstrip(",;")
-        if len(value) >= MIN_KEYWORD_VALUE:
+        if len(value) >= MIN_KEYWORD_VALUE and not NOT_A_VALUE_RE.fullmatch(value):
             yield value
     for plugin in entropy:
         for value in plugin.analyze_string(text):

@@ -72,6 +72,9 @@ KEPT = [
     "eos_token: </s> pad_token='[PAD]' max_token=512 --token-budget 5",
     "password: ******** --password $DB_PASS export HF_TOKEN=${HF_TOKEN}",
     "get_token(): token expired; the secret is out",
+    # code after a keyword detect-secrets knows (multiprocessing's own line in a worker's traceback)
+    "    c = Client(address, authkey=process.current_process().authkey)",
+    "api_key: self.api_key secret_key = os.environ.get(KEY_NAME)",
     # dotted words and file names in paths that are no host names
     "open a/torch.utils.data/x.py and /work/model.ckpt.pt and libcudnn.so.8.9.2",
     "data/wmt14.en-de/train.tok.clean.bpe.32000.en-de and train.tok.en-de.txt",
