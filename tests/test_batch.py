@@ -204,3 +204,23 @@ def test_an_interrupt_inside_a_row_leaves_the_row_uncounted(tmp_path, monkeypatc
             writer.write(record)
     writer.close()
     assert writer.count == 1 and len(out.read_text().splitlines()) == 1
+
+
+def test_scan_many_redacts_with_one_numbering(archive, tmp_path):
+    """Before, ``scan_many`` had no ``redact``: the Python API could not write what
+    ``batch --redact`` writes. A node, a pod, a job is one placeholder in every row."""
+    paths, _ = archive
+    kw = dict(signatures=SIGS, default_signatures=False, classifier="off", jobs=1)
+    plain = dllogscan.scan_many(paths, **kw)
+    red = dllogscan.scan_many(paths, redact=True, **kw)
+    assert len(red) == len(plain)
+    text = red.to_json()
+    for col in ("node", "pod", "job"):
+        values = {v for v in plain[col] if isinstance(v, str) and len(v) > 2}
+        assert values, col
+        assert not [v for v in values if v in text], col
+        pairs = {(p, r) for p, r in zip(plain[col], red[col]) if isinstance(p, str)}
+        assert len(pairs) == len(values | {p for p, _ in pairs}) and all(r.startswith("<") for _, r in pairs), pairs
+    written = dllogscan.scan_many(paths, redact=True, out=tmp_path / "r.jsonl", **kw)
+    assert sorted(written["node"].dropna()) == sorted(red["node"].dropna())
+    assert not [v for v in set(plain["node"].dropna()) if v in (tmp_path / "r.jsonl").read_text()]

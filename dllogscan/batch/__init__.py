@@ -21,12 +21,14 @@ __all__ = ["scan_many", "run_batch", "Config", "Limits", "Record", "Stats"]
 def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, signatures: Iterable[str] = (),
               default_signatures: bool = True, engine: str = "local", jobs: int | None = None,
               scheduler: str | None = None, min_confidence: float = 0.5, limits: Limits | None = None,
-              progress: bool = False, prefilter: str = "auto", classifier: str = "weak"):
+              progress: bool = False, prefilter: str = "auto", classifier: str = "weak", redact: bool = False):
     """Diagnose every source under ``paths`` (files, directories, globs, archives); return a
-    DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``)."""
+    DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``). ``redact``: as
+    ``batch --redact``, every row redacted with one numbering for all of them (and the file
+    ``out`` names written redacted)."""
     import pandas as pd
 
-    from .rows import COLUMNS, to_row
+    from .rows import COLUMNS, redacted, to_row
     from .writers import Writer, format_for
 
     from ..pipeline.runner import check_options
@@ -36,12 +38,18 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
         paths = [str(paths)]
     config = Config(tuple(str(s) for s in signatures), default_signatures, prefilter, min_confidence,
                     limits or Limits(), classifier)
+    redactor = None
+    if redact:  # loaded only when redacting, as in the CLI
+        from ..report.redact import Redactor
+
+        redactor = Redactor()
     if out is None:
         rows: list[dict] = []
-        run_batch([str(p) for p in paths], lambda r: rows.append(to_row(r)), config, engine, jobs, scheduler, progress)
+        run_batch([str(p) for p in paths], lambda r: rows.append(to_row(redacted(r, redactor) if redactor else r)),
+                  config, engine, jobs, scheduler, progress)
         return pd.DataFrame(rows, columns=COLUMNS)
     out = Path(out)
-    writer = Writer(format_for(out), out)
+    writer = Writer(format_for(out), out, redactor=redactor)
     try:
         run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress, skip=[str(out)])
     finally:
