@@ -276,3 +276,18 @@ def test_tensorboard_names(name, shown):
     settings ending in a country code or ``.ai`` became ``<host-1>``."""
     assert Redactor().text(f"wrote {name}") == f"wrote {shown}"
     assert Redactor().path(name) == shown
+
+
+@pytest.mark.timeout(60)
+def test_a_long_name_is_searched_for_learnt_values_in_linear_time():
+    """Before, each run of a name's tokens was joined and looked up, longest first: cubic in the
+    tokens (1 000 tokens: 11.8 s CPU, 2 000: 85 s); now no run is longer than the longest value."""
+    import time
+
+    r = Redactor()
+    r.fields({"node": "node02", "pod": "trainer-0-abc"})
+    name = "-".join(f"x{i}" for i in range(1000)) + "-node02-trainer-0-abc.log"
+    start = time.process_time()
+    out = r.path(f"/logs/{name}")
+    assert time.process_time() - start < 1.0
+    assert out.endswith("-x999-<host-1>-<pod-1>.log")

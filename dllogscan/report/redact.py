@@ -155,6 +155,7 @@ class Redactor:
         self.memo: dict[str, str] = {}
         self.ruled: dict[str, str] = {}  # texts after the rules, before the known values
         self.names: dict[str, str] = {}  # values read off names, looked for in the pieces of paths
+        self.name_tokens = 0  # the most tokens (``NAME_TOKEN_RE``) one of them has
         self.key_lines: set[int] = set()  # the numbers of the result's lines that are a private key's body
 
     def placeholder(self, kind: str, value: str) -> str:
@@ -201,10 +202,11 @@ class Redactor:
         for key, value in fields.items():
             kind = NAME_KINDS.get(key)
             if kind and isinstance(value, str) and value and not value.startswith("<"):
-                out[key] = self.names[value] = ph = self.placeholder(kind, value)
+                out[key] = ph = self.placeholder(kind, value)
+                self._name(value, ph)
                 shown = escape(value)
                 if shown != value and self.seen.setdefault((kind, shown), ph) == ph:
-                    self.names[shown] = ph
+                    self._name(shown, ph)
                     if kind not in NOT_LEARNT:
                         self._learn(shown, ph)
         for key in TEXT_FIELDS:
@@ -292,12 +294,18 @@ class Redactor:
             return None
         return self._fqdn(host) + piece[host.end():]
 
+    def _name(self, value: str, ph: str) -> None:
+        """Look for ``value`` (read off a name) in the pieces of paths as ``ph``."""
+        self.names[value] = ph
+        self.name_tokens = max(self.name_tokens, len(NAME_TOKEN_RE.findall(value)))
+
     def _named(self, name: str) -> str:
         """``name`` with each run of its words that is a value read off a name (a node, a pod:
-        ``fields``) replaced by its placeholder, the longest run first (``dmesg-node02``)."""
+        ``fields``) replaced by its placeholder, the longest run first (``dmesg-node02``). A run
+        is no longer than the longest value (``name_tokens``): linear in ``name``'s tokens."""
         tokens, out, i = NAME_TOKEN_RE.findall(name), [], 0
         while i < len(tokens):
-            for j in range(len(tokens), i, -1):
+            for j in range(min(len(tokens), i + self.name_tokens), i, -1):
                 ph = self.names.get("".join(tokens[i:j]))
                 if ph and tokens[i][0].isalnum() and tokens[j - 1][0].isalnum():
                     out.append(ph)
