@@ -291,3 +291,17 @@ def test_a_long_name_is_searched_for_learnt_values_in_linear_time():
     out = r.path(f"/logs/{name}")
     assert time.process_time() - start < 1.0
     assert out.endswith("-x999-<host-1>-<pod-1>.log")
+
+
+@pytest.mark.timeout(60)
+def test_the_tensorboard_and_pod_patterns_stay_linear_on_hostile_text():
+    """The host in an event file's name is looked for up to a DNS name's length: unbounded, 120 KB
+    of ``events.out.tfevents.1.a-`` took 5.1 s CPU (each start scanned to the end)."""
+    import time
+
+    from dllogscan.report.redact import POD_RE, TENSORBOARD_RE
+
+    for text in ("events.out.tfevents.1.a-" * 5000, "Dec07_20-47-16_a-" * 7000, "a-" * 60000 + "-bcdfgh-bcdfg"):
+        start = time.process_time()
+        TENSORBOARD_RE.findall(text), POD_RE.findall(text)
+        assert time.process_time() - start < 1.0, text[:30]

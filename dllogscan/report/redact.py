@@ -68,16 +68,16 @@ POD_RE = re.compile(
     r"(?P<pre>(?<![\w-])(?:[Pp]ods?(?:/|:?\s+[\"']?|\s*=\s*[\"']?)|pod_?name\s*[=:]\s*[\"']?))"
     r"(?P<pod>(?=[a-z.-]*[0-9]|(?:[a-z0-9.]*-){2})[a-z][a-z0-9.-]{0,251}[a-z0-9])"
     r"|(?<=/pods/)(?P<ns>[a-z0-9][a-z0-9-]{0,62})_(?P<pod2>[a-z0-9][a-z0-9.-]{0,252})(?=_)"
-    rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
+    rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]{{0,235}}[a-z0-9])?-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
 #: the domains of a site's own network: a name under one is a host even as a run's name
 SITE_DOMAINS = ("internal", "local", "lan", "corp", "cluster", "intra", "private", "home")
 COMMON_DOMAINS = rf"(?:{'|'.join(SITE_DOMAINS)}|com|net|org|io|ai|dev|cloud|edu)"
 #: the machine's name where TensorBoard puts it: in an event file's name
 #: (``events.out.tfevents.<time>.<host>.<pid>.<n>``) and in a default run's folder
 #: (``runs/<Mon><DD>_<HH>-<MM>-<SS>_<host><comment>``)
-TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*?)(?=\.\d+\.\d+)"
+TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252}?)(?=\.\d+\.\d+)"
                             r"|(?P<pre2>(?<![A-Za-z0-9])[A-Z][a-z]{2}\d\d_\d\d-\d\d-\d\d_)"
-                            r"(?P<host2>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)")
+                            r"(?P<host2>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)")
 #: how far back a run folder (``run_folders``) is looked for before a piece of a path
 RUN_FOLDER_SPAN = 40
 FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|"
