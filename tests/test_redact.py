@@ -305,3 +305,15 @@ def test_the_tensorboard_and_pod_patterns_stay_linear_on_hostile_text():
         start = time.process_time()
         TENSORBOARD_RE.findall(text), POD_RE.findall(text)
         assert time.process_time() - start < 1.0, text[:30]
+
+
+@pytest.mark.parametrize("line, shown", [
+    ('File "/app/settings.local.py", line 3', 'File "/app/settings.local.py", line 3'),
+    ("load config.local.yaml and ~/.config/app.home.toml", "load config.local.yaml and ~/.config/app.home.toml"),
+    ("source env.local.sh; python -m train.local.py", "source env.local.sh; python -m train.local.py"),
+    ("ssh alices-mbp.local; tail gpu07.cluster.local.log", "ssh <host-2>; tail <host-1>.log"),  # hosts stay hosts
+])
+def test_a_code_or_settings_file_under_local_is_no_host(line, shown):
+    """Before, settings.local.py became <host-1>.py: a name under .local or .home read as a host
+    though a code or settings file's suffix follows it."""
+    assert Redactor().text(line) == shown

@@ -80,7 +80,11 @@ TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)(?P<host>[A
                             r"(?P<host2>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)")
 #: how far back a run folder (``run_folders``) is looked for before a piece of a path
 RUN_FOLDER_SPAN = 40
-FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b|"
+#: what ends the name of a code or settings file, after which a name under a common domain is a
+#: file's (``settings.local.py``, ``config.local.yaml``, ``app.home.toml``), no host's; a log's or
+#: an output's (``.log``, ``.txt``, ``.json``: ``FILE_SUFFIX_RE``) may follow a host's name
+CODE_SUFFIX = r"\.(?:py|pyc|ipynb|ya?ml|toml|cfg|ini|conf|env|sh|js|ts|sql|xml|html?|lock)\b"
+FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b(?!{CODE_SUFFIX})|"
                      rf"\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
 #: a host at the start of a piece of a file name, followed by ``-`` (``gpu1.uni-x.de-stderr``): its
 #: first label has a digit, so that a dotted word before a hyphen (``train.tok.en-de``) is no host
