@@ -1,12 +1,14 @@
 """``--redact``: replace credentials, hostnames, user names, IP addresses, job ids, e-mail
 addresses, pod names and UUIDs by stable placeholders (``<secret-1>``, ``<host-1>``, ``<user-1>``,
-``<ip-1>``, ``<job-1>``, ``<email-1>``, ``<pod-1>``, ``<uid-1>``) in a copy of the results, before any format renders them. One
-``Redactor`` per output, so the same value gets the same placeholder everywhere in it.
+``<ip-1>``, ``<job-1>``, ``<email-1>``, ``<pod-1>``, ``<uid-1>``) in a copy of the results, before
+any format renders them. One ``Redactor`` per output, so the same value gets the same placeholder
+everywhere in it. Word lists (public domains, home and run folders) are ``data/redact.toml``.
 
 Credentials come first and come from detect-secrets (``credentials.py``). The identifiers are our
-own rules, applied in this order: e-mail; UUIDs and pod names (``POD_RE``); ``user@host:`` prompts and ``git@host:`` remotes; users
-in home (the home folders of ``data/redact.toml``, ``~<u>``), ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>`` and other file systems'
-``/.../users/<u>`` (``/nfs/users/<u>``, ``/data/users/<u>``) paths and after
+own rules, applied in this order: TensorBoard's host slots; e-mail; UUIDs and pod names
+(``POD_RE``); ``user@host:`` prompts and ``git@host:`` remotes; users in home (the home folders of
+``data/redact.toml``, ``~<u>``), ``/scratch/<u>``, ``/lustre/.../{home,users,scratch,work}/<u>``
+and other file systems' ``/.../users/<u>`` (``/nfs/users/<u>``, ``/data/users/<u>``) paths and after
 ``user=`` / ``USER=`` / ``SLURM_JOB_USER=``; IPv4/IPv6 (not loopback); job ids after a job label
 (``SLURM_JOB_ID=``, ``SLURM_ARRAY_JOB_ID=``, ``job 123``, ``slurm-123.out``); hosts in syslog
 lines, after ``SLURMD_NODENAME=`` / ``SLURM_NODELIST=`` / ``hostname:`` (any name) or after a host
@@ -30,10 +32,11 @@ from ..core.printable import escape
 
 EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 #: a user's home: after a home folder (``data/redact.toml``'s ``home_folders``: ``HOMES``) at the
-#: root or a few folders down, or one of its ``root_home_folders`` at the root, ``/Users/``, ``/scratch/``, Windows' ``C:\\Users\\``, ``~`` where it
-#: starts a word and a name follows (not ``~40 GB``, ``kubernetes.io~empty-dir``), and Lustre's
-#: ``{home,users,scratch,work}``
-HOME_PATTERN = (r"(?P<pre>(?<![\w.-])/(?:ROOT_HOMES)/|/(?:HOMES)/|/Users/|/scratch/|[A-Za-z]:\\Users\\|(?<![\w.~/-])~(?=[A-Za-z_])|"
+#: root or a few folders down, or one of its ``root_home_folders`` at the root; ``/Users/``,
+#: ``/scratch/``, Windows' ``C:\\Users\\``, ``~`` where it starts a word and a name follows (not
+#: ``~40 GB``, ``kubernetes.io~empty-dir``), and Lustre's ``{home,users,scratch,work}``
+HOME_PATTERN = (r"(?P<pre>(?<![\w.-])/(?:ROOT_HOMES)/|/(?:HOMES)/|/Users/|/scratch/|[A-Za-z]:\\Users\\|"
+                r"(?<![\w.~/-])~(?=[A-Za-z_])|"
                 r"/lustre/(?:[^/\s]+/){0,4}?(?:HOMES|users?|scratch|work)/|"
                 r"/(?:[A-Za-z0-9_.-]+/){1,4}?(?:HOMES|users?)/)(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]{0,31})")
 USER_LABEL_RE = re.compile(r"(?P<pre>(?<![A-Za-z0-9])(?:user(?:name)?|USER|LOGNAME|SLURM_JOB_USER)\s*[=:]\s*)"
@@ -68,14 +71,16 @@ POD_RE = re.compile(
     r"(?P<pre>(?<![\w-])(?:[Pp]ods?(?:/|:?\s+[\"']?|\s*=\s*[\"']?)|pod_?name\s*[=:]\s*[\"']?))"
     r"(?P<pod>(?=[a-z.-]*[0-9]|(?:[a-z0-9.]*-){2})[a-z][a-z0-9.-]{0,251}[a-z0-9])"
     r"|(?<=/pods/)(?P<ns>[a-z0-9][a-z0-9-]{0,62})_(?P<pod2>[a-z0-9][a-z0-9.-]{0,252})(?=_)"
-    rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]{{0,235}}[a-z0-9])?-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
+    rf"|(?<![A-Za-z0-9-])(?P<pod3>[a-z0-9](?:[a-z0-9-]{{0,235}}[a-z0-9])?"
+    rf"-{K8S_RANDOM}{{6,10}}-{K8S_RANDOM}{{5}})(?![A-Za-z0-9-])")
 #: the domains of a site's own network: a name under one is a host even as a run's name
 SITE_DOMAINS = ("internal", "local", "lan", "corp", "cluster", "intra", "private", "home")
 COMMON_DOMAINS = rf"(?:{'|'.join(SITE_DOMAINS)}|com|net|org|io|ai|dev|cloud|edu)"
 #: the machine's name where TensorBoard puts it: in an event file's name
 #: (``events.out.tfevents.<time>.<host>.<pid>.<n>``) and in a default run's folder
 #: (``runs/<Mon><DD>_<HH>-<MM>-<SS>_<host><comment>``)
-TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252}?)(?=\.\d+\.\d+)"
+TENSORBOARD_RE = re.compile(r"(?P<pre>\bevents\.out\.tfevents\.\d+\.)"
+                            r"(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,252}?)(?=\.\d+\.\d+)"
                             r"|(?P<pre2>(?<![A-Za-z0-9])[A-Z][a-z]{2}\d\d_\d\d-\d\d-\d\d_)"
                             r"(?P<host2>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)")
 #: how far back a run folder (``run_folders``) is looked for before a piece of a path
@@ -136,7 +141,8 @@ def home_re() -> re.Pattern[str]:
     def either(key: str) -> str:
         return "|".join(re.escape(w) for w in sorted(words()[key], key=len, reverse=True))
 
-    return re.compile(HOME_PATTERN.replace("ROOT_HOMES", either("root_home_folders")).replace("HOMES", either("home_folders")))
+    pattern = HOME_PATTERN.replace("ROOT_HOMES", either("root_home_folders"))
+    return re.compile(pattern.replace("HOMES", either("home_folders")))
 
 
 def is_public(host: str) -> bool:
