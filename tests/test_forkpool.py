@@ -274,3 +274,51 @@ def test_an_interrupt_while_a_row_is_written_ends_the_workers_at_once(tmp_path):
     assert proc.returncode == 130 and out == "interrupted\n", err
     assert time.monotonic() - start < 20
     assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""
+
+
+def test_workers_are_forked_as_tasks_need_them_never_more_than_jobs(monkeypatch):
+    """``jobs`` is a ceiling: three tasks fork three workers at most, however many jobs are
+    allowed. Before, every one of ``jobs`` was forked first (``batch --jobs 600`` over 23 files:
+    600 processes, 5 s)."""
+    real, forks = os.fork, []
+
+    def counted():
+        pid = real()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    out = list(forkpool.run(iter([(pids, i) for i in range(3)]), None, 50, is_task))
+    assert len(out) == 3 and 1 <= len(forks) <= 3 and no_children_left()
+    forks.clear()
+    out = list(forkpool.run(iter([(pids, i) for i in range(40)]), None, 2, is_task))
+    assert len(out) == 40 and len(forks) == 2 and len({x[0] for x in out}) == 2
+
+
+def test_jobs_past_four_a_core_are_held_there(monkeypatch):
+    """``--jobs 600`` on a machine of two usable cores runs 8 workers at most."""
+    seen = []
+    monkeypatch.setattr(engines, "default_jobs", lambda: 2)
+    monkeypatch.setattr(forkpool, "run", lambda tasks, config, jobs, *rest: seen.append(jobs) or iter(()))
+    monkeypatch.setattr(engines, "warm", lambda config: None)
+    for asked, runs in ((600, 8), (8, 8), (3, 3), (None, 2)):
+        list(engines.run(iter([["a.log"]]), None, "local", asked))
+    assert seen == [8, 8, 3, 2]
+
+
+def test_a_local_dask_cluster_has_no_more_workers_than_the_chunks_found_first(monkeypatch):
+    """Before: ``--engine dask --jobs 600`` over one chunk started 600 worker processes."""
+    pytest.importorskip("dask.distributed")
+
+    class Started(Exception):
+        pass
+
+    def cluster(factory, jobs):
+        raise Started(jobs)
+
+    monkeypatch.setattr(engines, "_local_cluster", cluster)
+    for chunks, workers in (([["a.log"]], 1), ([["a.log"], ["b.tar"], ["c.zip"]], 3), ([[f"{i}.zip"] for i in range(40)], 8)):
+        with pytest.raises(Started) as started:
+            list(engines.run_dask(iter(chunks), None, 8, None))
+        assert started.value.args == (workers,)

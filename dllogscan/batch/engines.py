@@ -3,6 +3,7 @@ pool (the default), or on a Dask cluster. Each keeps only a few chunks in flight
 walk stays lazy and memory bounded however many sources there are."""
 from __future__ import annotations
 
+import itertools
 import os
 from types import SimpleNamespace
 from typing import Callable, Iterable, Iterator
@@ -18,11 +19,21 @@ EXECUTOR_DIED = "its batch worker process ended before it finished (killed: out 
 DASK_DIED = "its Dask worker processes ended before it finished, each time it was tried (killed: out of memory?)"
 
 
+#: ``--jobs`` is held at this many worker processes per usable core: scanning is CPU work, and
+#: past a few per core (a slow shared file system) more only cost memory, forks and descriptors
+JOBS_PER_CORE = 4
+
+
 def default_jobs() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
+
+
+def jobs_ceiling() -> int:
+    """The most worker processes a local batch runs, whatever ``--jobs`` asks."""
+    return JOBS_PER_CORE * default_jobs()
 
 
 def run_inline(chunks: Iterable[list[str]], config: Config) -> Iterator[Record]:
@@ -139,8 +150,9 @@ def _executor_pool(chunks: Iterable[list[str]], config: Config, jobs: int) -> It
 
 def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: str | None,
              function: Callable[[list[str], Config], list[Record]] = process_chunk) -> Iterator[Record]:
-    """A Dask ``distributed`` cluster: ``scheduler`` (tcp://HOST:PORT) or a LocalCluster of
-    ``jobs`` single-threaded worker processes. A chunk whose workers Dask gave up on (they died
+    """A Dask ``distributed`` cluster: ``scheduler`` (tcp://HOST:PORT) or a LocalCluster of at
+    most ``jobs`` single-threaded worker processes, no more than the chunks found first. A chunk
+    whose workers Dask gave up on (they died
     running it: ``KilledWorker``) is tried again source by source, as the local pool does
     (``_lost``), and a source alone given up on is tried once more: a worker's death counts against
     every task queued on it, so an innocent source queued beside one that kills its workers may be
@@ -151,10 +163,13 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
     except ImportError:
         raise UsageError("--engine dask needs the dask extra: pip install 'dllogscan[dask]'") from None
     cluster = None
+    todo = iter(chunks)
     if scheduler:
         client = _connect(Client, scheduler)
-    else:
-        cluster = _local_cluster(LocalCluster, jobs)
+    else:  # no more workers than the chunks a first look finds (one chunk holds 128 files)
+        first = _take(todo, jobs)
+        todo = itertools.chain(first, todo)
+        cluster = _local_cluster(LocalCluster, max(1, len(first)))
         client = Client(cluster)
     chunk_of: dict[str, list[str]] = {}
     given_up_once: set[str] = set()  # sources alone that Dask gave up on once
@@ -165,7 +180,6 @@ def run_dask(chunks: Iterable[list[str]], config: Config, jobs: int, scheduler: 
         return fut
 
     try:
-        todo = iter(chunks)
         limit = 2 * max(1, sum(client.nthreads().values()))
         queue = as_completed([submit(c) for c in _take(todo, limit)])
         for fut in queue:
@@ -239,14 +253,15 @@ def _take(it: Iterator[list[str]], n: int) -> list[list[str]]:
 
 def run(chunks: Iterable[list[str]], config: Config, engine: str = "local", jobs: int | None = None,
         scheduler: str | None = None) -> Iterator[Record]:
-    """Records of every chunk, in the order they finish."""
+    """Records of every chunk, in the order they finish; ``jobs`` (default: the usable cores) is
+    held at ``jobs_ceiling()``, and a local pool forks its workers as chunks need them."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if scheduler is not None and not scheduler.strip():  # "$SCHED" unset: not the local engine unasked
         raise UsageError("--scheduler is empty (an unset shell variable?): give tcp://HOST:PORT")
     if scheduler and engine != "dask":
         engine = "dask"
-    jobs = jobs or default_jobs()
+    jobs = min(jobs or default_jobs(), jobs_ceiling())
     if engine == "dask":
         return run_dask(chunks, config, jobs, scheduler)
     if jobs <= 1:

@@ -31,6 +31,7 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         check_choice("--prefilter", prefilter, PREFILTERS)
         check_choice("--classifier", classifier, CLASSIFIERS)
         check_at_least_one("--jobs", jobs)
+        _say_jobs_held(jobs, scheduler)
         if fmt is not None:
             check_choice("--format", fmt, BATCH_FORMATS)
         redactor = _redactor() if redact else None
@@ -64,6 +65,15 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         sys.stderr.write(f"{stats.sources} sources, {stats.found} with failures, {stats.errors} unreadable "
                          f"or skipped{links}, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
     return EXIT_FOUND if stats.found else EXIT_PARTIAL if stats.errors else EXIT_CLEAN
+
+
+def _say_jobs_held(jobs: Optional[int], scheduler: Optional[str]) -> None:
+    """One line on stderr when ``--jobs`` asks for more local workers than a batch runs."""
+    from ..batch.engines import JOBS_PER_CORE, jobs_ceiling
+
+    if jobs is not None and not scheduler and jobs > jobs_ceiling():
+        sys.stderr.write(f"--jobs {jobs}: held at {jobs_ceiling()} worker processes "
+                         f"({JOBS_PER_CORE} per usable core)\n")
 
 
 def _redactor():

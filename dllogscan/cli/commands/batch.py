@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write rows to this .parquet, .csv or .jsonl file as they finish."),
         fmt: Optional[str] = typer.Option(None, "--format", "-f", help="jsonl on standard output (one object per source); "
                                                                      "with --out, it names the rows' format (else --out's extension does)."),
-        jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes, at least 1 (default: all cores)."),
+        jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Most worker processes at once, started as the work needs them (default: the usable cores; at most 4 a core)."),
         engine: str = typer.Option("local", help="Where the batch runs: local (process pool) | dask."),
         scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
