@@ -296,6 +296,86 @@ def test_workers_are_forked_as_tasks_need_them_never_more_than_jobs(monkeypatch)
     assert len(out) == 40 and len(forks) == 2 and len({x[0] for x in out}) == 2
 
 
+def test_a_sigterm_to_the_group_while_a_worker_forks_never_runs_the_callers_code_in_it(tmp_path):
+    """``timeout`` and Slurm's ``scancel`` send SIGTERM to the whole process group, which the
+    batch turns into KeyboardInterrupt. A worker that got it between its fork and its own
+    SIGTERM disposition raised that KeyboardInterrupt in the caller's code (before: the child
+    went on to finish the caller's output a second time and said "interrupted"). SIGTERM is now
+    blocked across the fork: such a worker ends by it, and its task goes to ``lost``."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, sys\n"
+        "from dllogscan.batch import forkpool\n"
+        "from dllogscan.cli.output import sigterm_as_ctrl_c\n"
+        "real, parent = os.fork, os.getpid()\n"
+        "def fork():\n"
+        "    pid = real()\n"
+        "    if pid == 0:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)  # the group's signal, just after the fork\n"
+        "    return pid\n"
+        "os.fork = fork\n"
+        "def echo(argument, config):\n"
+        "    return [argument]\n"
+        "def lost(task, died):\n"
+        "    return [f'lost {task[1]}: {died.reason}']\n"
+        "try:\n"
+        "    with sigterm_as_ctrl_c():\n"
+        "        for item in forkpool.run(iter([(echo, i) for i in range(3)]), None, 2,\n"
+        "                                 lambda t: isinstance(t, tuple), lost, respawns=1):\n"
+        "            print(item, flush=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted in', 'the caller' if os.getpid() == parent else 'a worker', flush=True)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "interrupted in" not in proc.stdout, proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == [f"lost {i}: its batch worker process ended before it finished "
+                                                "(killed by signal 15: out of memory?)" for i in range(3)]
+
+
+def test_sigterm_to_the_process_group_ends_a_forked_batch_with_the_rows_done(tmp_path):
+    """``timeout``/``scancel`` signal the workers too: the batch still ends with exit 130, the
+    output holds the rows finished (as many as stderr says) and no row of a worker it killed."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    for name in ("a-quick.log", "b-quick.log", "c-slow.log"):
+        (tmp_path / name).write_text("RuntimeError: DataLoader worker (pid 12) is killed by signal: Killed.\n")
+    out = tmp_path / "rows.jsonl"
+    code = (
+        "import sys, time\n"
+        "from dllogscan.batch import engines, walk\n"
+        "walk.chunks.__defaults__ = (1, walk.CHUNK_BYTES)  # a chunk per file\n"
+        "quick = engines.process_chunk\n"
+        "def chunk(paths, config):\n"
+        "    if 'slow' in paths[0]:\n"
+        "        print('started', flush=True)\n"
+        "        time.sleep(60)\n"
+        "    return quick(paths, config)\n"
+        "engines.process_chunk = chunk\n"
+        "from dllogscan.cli.fast import main\n"
+        "main(['batch', sys.argv[1], '--jobs', '3', '--out', sys.argv[2], '--no-progress'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline() == "started\n"
+        deadline = time.monotonic() + 30
+        while (not out.exists() or out.read_text().count("\n") < 2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
+    assert proc.returncode == 130, err
+    assert err == f"partial: {out} holds the 2 rows finished before it stopped\nError: interrupted\n", err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(os.path.basename(r["source"]) for r in rows) == ["a-quick.log", "b-quick.log"]
+    assert all(r["error"] is None and r["diagnoses"] for r in rows)
+
+
 def test_jobs_past_four_a_core_are_held_there(monkeypatch):
     """``--jobs 600`` on a machine of two usable cores runs 8 workers at most."""
     seen = []

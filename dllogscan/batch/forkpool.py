@@ -23,10 +23,12 @@ Rules:
   ceiling by one, and when no worker may run every remaining task goes to ``lost``. Without
   ``lost`` a death stops the batch with one ``Error:`` line (``WorkerDied``);
 - workers ignore Ctrl-C (the gathering process ends them and says "interrupted"); they end on
-  the end of their task pipe, or are ended with SIGTERM when the batch stops early. SIGINT is
-  blocked while a worker is forked and stays blocked in it until it ignores it, so a Ctrl-C at
-  that moment reaches the gathering process (once the worker is known), never a worker's copy
-  of the caller's code (which would clean up after the batch a second time).
+  the end of their task pipe, or are ended with SIGTERM when the batch stops early. SIGINT and
+  SIGTERM are blocked while a worker is forked, and stay blocked in it until it ignores SIGINT
+  and takes SIGTERM's default, so a Ctrl-C, or a SIGTERM sent to the whole process group
+  (``timeout``, Slurm's ``scancel``), at that moment reaches the gathering process once the
+  worker is known, and ends the worker, never running a worker's copy of the caller's code
+  (which would finish the batch's output a second time).
 """
 from __future__ import annotations
 
@@ -225,12 +227,12 @@ class _Worker:
 
 
 def _fork(config: Any, workers: list[_Worker]) -> _Worker:
-    """A new worker added to ``workers`` and sending, forked with SIGINT blocked (a Ctrl-C held
-    back meanwhile arrives once the worker is known); it closes the others' pipes. The
+    """A new worker added to ``workers`` and sending, forked with SIGINT and SIGTERM blocked (one
+    held back meanwhile arrives once the worker is known); it closes the others' pipes. The
     other workers' sender threads may be running: the child touches none of their locks (it
     reads and writes only its own pipes), so Python's warning about forking a process that has
     threads does not apply."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         inherited = [fd for w in workers for fd in (w.task_fd, w.answer_fd)]
         with warnings.catch_warnings():
