@@ -462,3 +462,78 @@ def test_jobs_past_four_a_core_are_held_there_and_said_so(tmp_path):
     assert proc.stderr == f"--jobs 100000: held at {ceiling} worker processes (4 per usable core)\n"
     proc = cli("batch", str(tmp_path), "--jobs", str(ceiling))
     assert proc.returncode == 1 and proc.stderr == ""
+
+
+def _batch_with_env(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllogscan", "batch", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **env})
+
+
+@pytest.fixture
+def listener():
+    """A local port that takes connections (the kernel's backlog) and never says a word, as a
+    firewall's black hole or a stuck proxy does; ``serve(data)`` answers each with ``data``."""
+    import socket
+    import threading
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    held: list[socket.socket] = []
+
+    def serve(data: bytes) -> None:
+        def answer():
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:
+                    return
+                held.append(conn)
+                conn.sendall(data)
+
+        threading.Thread(target=answer, daemon=True).start()
+
+    yield f"tcp://127.0.0.1:{sock.getsockname()[1]}", serve
+    sock.close()
+    for conn in held:
+        conn.close()
+
+
+def test_a_scheduler_that_never_answers_is_one_line_within_the_timeout(listener, tmp_path):
+    """Before: Dask bounds the connect but not its handshake, so a port that took the connection
+    and said nothing held the batch until the peer closed (60 s against a listener that closed
+    then); ``--scheduler tcp://10.255.255.1:8786`` waited 20 s. Now the whole start has
+    DLLOGSCAN_SCHEDULER_TIMEOUT seconds (default 5)."""
+    import time
+
+    pytest.importorskip("dask.distributed")
+    address, _ = listener
+    (tmp_path / "a.log").write_text(BUS)
+    start = time.monotonic()
+    proc = _batch_with_env({"DLLOGSCAN_SCHEDULER_TIMEOUT": "1"}, str(tmp_path), "--scheduler", address)
+    assert time.monotonic() - start < 30
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"Error: --scheduler {address}: no Dask scheduler answered within 1 s; "
+                           "DLLOGSCAN_SCHEDULER_TIMEOUT=SECONDS waits longer\n")
+
+
+def test_a_scheduler_address_where_something_else_answers_is_one_line(listener, tmp_path):
+    """Before: an HTTP server on the port was a traceback (numpy's MemoryError for a frame of
+    3 EiB read off "HTTP/1.1"), exit 1."""
+    pytest.importorskip("dask.distributed")
+    address, serve = listener
+    serve(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    (tmp_path / "a.log").write_text(BUS)
+    proc = _batch_with_env({"DLLOGSCAN_SCHEDULER_TIMEOUT": "5"}, str(tmp_path), "--scheduler", address)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.startswith(f"Error: --scheduler {address}: ") and proc.stderr.count("\n") == 1
+    assert "not a Dask scheduler" in proc.stderr or "no Dask scheduler answered" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "inf", "nan"])
+def test_a_scheduler_timeout_that_is_not_seconds_is_a_usage_error(value, tmp_path):
+    pytest.importorskip("dask.distributed")
+    (tmp_path / "a.log").write_text(BUS)
+    proc = _batch_with_env({"DLLOGSCAN_SCHEDULER_TIMEOUT": value}, str(tmp_path), "--scheduler", "tcp://127.0.0.1:1")
+    assert proc.returncode == 2 and proc.stderr == (
+        f"Error: DLLOGSCAN_SCHEDULER_TIMEOUT={value}: give the seconds a --scheduler has to answer, a number above 0\n")

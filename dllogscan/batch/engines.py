@@ -17,6 +17,10 @@ ENGINES = ("local", "dask")
 EXECUTOR_DIED = "its batch worker process ended before it finished (killed: out of memory?)"
 #: the error of a source whose Dask workers died running it, every time Dask tried (KilledWorker)
 DASK_DIED = "its Dask worker processes ended before it finished, each time it was tried (killed: out of memory?)"
+#: seconds a ``--scheduler`` has to answer, connecting and in its handshake; the environment
+#: variable ``SCHEDULER_TIMEOUT_ENV`` gives another (a scheduler across a slow tunnel)
+SCHEDULER_TIMEOUT = 5.0
+SCHEDULER_TIMEOUT_ENV = "DLLOGSCAN_SCHEDULER_TIMEOUT"
 
 
 #: ``--jobs`` is held at this many worker processes per usable core: scanning is CPU work, and
@@ -229,16 +233,51 @@ def _local_cluster(factory: Callable, jobs: int):
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-def _connect(client: Callable, scheduler: str):
-    """A Dask client of ``scheduler``; an address Dask cannot read (``foo://x``, no port) or a
-    scheduler that does not answer in 20 s is a one-line ``UsageError``."""
+def scheduler_timeout() -> float:
+    """Seconds a ``--scheduler`` has to answer: ``DLLOGSCAN_SCHEDULER_TIMEOUT``, else
+    ``SCHEDULER_TIMEOUT``; a value that is not a number of seconds above 0 is a ``UsageError``."""
+    text = os.environ.get(SCHEDULER_TIMEOUT_ENV, "").strip()
+    if not text:
+        return SCHEDULER_TIMEOUT
     try:
-        return client(scheduler, timeout="20s")
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise UsageError(f"{SCHEDULER_TIMEOUT_ENV}={text[:40]}: give the seconds a --scheduler has to answer, "
+                         "a number above 0")
+    return seconds
+
+
+def _connect(client: type, scheduler: str):
+    """A Dask client of ``scheduler``; an address Dask cannot read (``foo://x``, no port), one where
+    no scheduler answers within ``scheduler_timeout()`` (connecting or in its handshake, which
+    Dask itself does not bound: a port that accepts and says nothing held a batch until the peer
+    closed), and one where something else answers are each a one-line ``UsageError``."""
+    seconds = scheduler_timeout()
+
+    class Bounded(client):  # type: ignore[misc,valid-type]
+        def start(self, **kwargs):  # the whole start, handshake included, within the timeout
+            return super().start(callback_timeout=seconds, **kwargs)
+
+    name = f"--scheduler {scheduler}"
+    try:
+        return Bounded(scheduler, timeout=seconds)
     except ValueError as exc:
-        raise UsageError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); "
-                         "give tcp://HOST:PORT") from None
-    except OSError as exc:  # TimeoutError and refused connections: distributed's retries ended
-        raise UsageError(f"--scheduler {scheduler}: {exc}") from None
+        raise UsageError(f"{name}: not a Dask scheduler address ({exc}); give tcp://HOST:PORT") from None
+    except OSError as exc:
+        # a timeout: the start's (a silent peer), or Dask's own connect, which retries a refused port
+        if not isinstance(exc, TimeoutError) and not str(exc).startswith("Timed out"):  # closed, reset
+            raise UsageError(f"{name}: the connection failed: {_first_line(exc)}") from None
+        raise UsageError(f"{name}: no Dask scheduler answered within {seconds:g} s; "
+                         f"{SCHEDULER_TIMEOUT_ENV}=SECONDS waits longer") from None
+    except Exception as exc:  # noqa: BLE001 - a reply that is not Dask's (an HTTP server, a proxy)
+        raise UsageError(f"{name}: what answers there is not a Dask scheduler ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
 def _take(it: Iterator[list[str]], n: int) -> list[list[str]]:

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
                                                                      "with --out, it names the rows' format (else --out's extension does)."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Most worker processes at once, started as the work needs them (default: the usable cores; at most 4 a core)."),
         engine: str = typer.Option("local", help="Where the batch runs: local (process pool) | dask."),
-        scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
+        scheduler: Optional[str] = typer.Option(None, help="A Dask scheduler, tcp://HOST:PORT (implies --engine dask); it has DLLOGSCAN_SCHEDULER_TIMEOUT seconds to answer (default 5)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
         no_default_signatures: bool = typer.Option(False, "--no-default-signatures", help="Use only the --signatures files."),
         min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
