@@ -537,3 +537,29 @@ def test_a_scheduler_timeout_that_is_not_seconds_is_a_usage_error(value, tmp_pat
     proc = _batch_with_env({"DLLOGSCAN_SCHEDULER_TIMEOUT": value}, str(tmp_path), "--scheduler", "tcp://127.0.0.1:1")
     assert proc.returncode == 2 and proc.stderr == (
         f"Error: DLLOGSCAN_SCHEDULER_TIMEOUT={value}: give the seconds a --scheduler has to answer, a number above 0\n")
+
+
+@pytest.mark.parametrize("fmt", [None, "jsonl"])
+def test_out_dash_is_standard_output(fmt, tmp_path):
+    """``--out -`` writes JSONL rows on standard output, as no ``--out`` does. Before, it was
+    "Error: -: unknown output type", and with ``--format jsonl`` a file named "-" in the
+    current folder."""
+    (tmp_path / "a.log").write_text(BUS)
+    args = [sys.executable, "-m", "dllogscan", "batch", "a.log", "--out", "-", *(["--format", fmt] if fmt else [])]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert (proc.returncode, proc.stderr) == (1, ""), proc.stderr
+    assert [json.loads(line)["source"] for line in proc.stdout.splitlines()] == ["a.log"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.log"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_out_dash_takes_only_jsonl(fmt, tmp_path):
+    (tmp_path / "a.log").write_text(BUS)
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", "batch", "a.log", "--out", "-", "--format", fmt],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"Error: --format {fmt} needs --out FILE; standard output (no --out, or --out -) "
+                           "takes jsonl\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.log"]
