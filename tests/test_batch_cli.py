@@ -563,3 +563,20 @@ def test_out_dash_takes_only_jsonl(fmt, tmp_path):
     assert proc.stderr == (f"Error: --format {fmt} needs --out FILE; standard output (no --out, or --out -) "
                            "takes jsonl\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.log"]
+
+
+def test_an_out_name_with_controls_is_shown_escaped_in_every_line(tmp_path):
+    """Before: a newline in --out's name cut the error at it ("Error: --out missing/r", the
+    reason lost), and an escape sequence went raw to the terminal in the closing line and in
+    summary's "partial:" line."""
+    (tmp_path / "a.log").write_text(BUS)
+    proc = cli("batch", str(tmp_path / "a.log"), "--out", str(tmp_path / "missing" / "r\n.jsonl"))
+    assert proc.returncode == 2
+    assert proc.stderr == f"Error: --out {tmp_path}/missing/r\\x0a.jsonl: the folder {tmp_path}/missing does not exist\n"
+    out = tmp_path / "r\x1b[31m.jsonl"
+    proc = cli("batch", str(tmp_path / "a.log"), "--out", str(out))
+    assert proc.returncode == 1 and "\x1b" not in proc.stderr
+    assert proc.stderr.endswith(f" -> {tmp_path}/r\\x1b[31m.jsonl\n"), proc.stderr
+    out.write_bytes(out.read_bytes()[:-10])  # cut inside its row
+    proc = cli("summary", str(out), "--format", "csv")
+    assert proc.returncode == 0 and proc.stderr.startswith(f"partial: {tmp_path}/r\\x1b[31m.jsonl ends inside a row")

@@ -24,6 +24,7 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
     from ..batch.writers import BATCH_FORMATS, Writer, format_for
     from ..report import SUFFIXES
     from ..core.errors import DllogscanError
+    from ..core.printable import escape
     from .checks import CLASSIFIERS, PREFILTERS, check_at_least_one, check_choice, check_min_confidence
 
     try:
@@ -56,16 +57,17 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
             writer.close()
             if interrupted and out is not None and writer.count:  # said before "Error: interrupted"
                 rows = f"{writer.count} row{'s' if writer.count != 1 else ''}"
-                sys.stderr.write(f"partial: {out} holds the {rows} finished before it stopped\n")
+                sys.stderr.write(f"partial: {escape(str(out))} holds the {rows} finished before it stopped\n")
     except BrokenPipeError:
         raise
     except (DllogscanError, ImportError, OSError) as exc:
-        error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        # our own messages whole (a name in them may hold a newline: error_line escapes it), others' first line
+        error_line(str(exc) if isinstance(exc, DllogscanError) else (str(exc).splitlines() or [type(exc).__name__])[0])
         return EXIT_ERROR
     if out is not None:  # counts and the output's own name: nothing read off the logs
         links = f", {stats.links} links not followed" if stats.links else ""
         sys.stderr.write(f"{stats.sources} sources, {stats.found} with failures, {stats.errors} unreadable "
-                         f"or skipped{links}, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {out}\n")
+                         f"or skipped{links}, {stats.bytes / 1e6:,.1f} MB in {stats.seconds:.1f}s -> {escape(str(out))}\n")
     return EXIT_FOUND if stats.found else EXIT_PARTIAL if stats.errors else EXIT_CLEAN
 
 

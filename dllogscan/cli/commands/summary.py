@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
         from ..checks import check_at_least_one
         from ..output import fail
         from ...core.errors import DllogscanError
+        from ...core.printable import escape
 
         if fmt not in ("text", "md", "csv"):
             raise fail(f"unknown format {fmt!r}; choose text, md or csv")
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
         try:
             table = read_results(results)
             if table.attrs.get("cut"):  # a batch killed while it wrote a row (SIGKILL, the OOM killer)
-                sys.stderr.write(f"partial: {results} ends inside a row (its batch was killed?); "
+                sys.stderr.write(f"partial: {escape(str(results))} ends inside a row (its batch was killed?); "
                                  f"summarized the {len(table)} whole rows before it\n")
             tables = summaries(table, top)
         except DllogscanError as exc:
