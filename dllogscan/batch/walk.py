@@ -113,18 +113,58 @@ def _glob(pattern: str) -> Iterator[str]:
 
 def expand(paths: Iterable[str]) -> Iterator[tuple[str, int]]:
     """(path, size) for each file named, found under a directory, or matched by a glob; a path
-    that does not exist is passed on too (its row will say so)."""
+    that does not exist is passed on too (its row will say so). A path named again (``a.log
+    ./a.log``), or lying under a folder named too (``logs/ logs/a.log``, ``logs/ 'logs/*/*.out'``),
+    is left to that folder's walk: one row per source, however the arguments overlap."""
+    paths = list(paths)
+    overlaps = _Overlaps(paths)
     for arg in paths:
+        if overlaps.seen(arg):
+            continue
         if os.path.isdir(arg):
             yield from _walk_dir(arg)
         elif not os.path.lexists(arg) and GLOB_CHARS & set(arg):
             for match in _glob(arg):
+                if overlaps.under_root(match):
+                    continue
                 if os.path.isdir(match) and not os.path.islink(match):
                     yield from _walk_dir(match)
                 else:
                     yield match, 0 if os.path.isdir(match) else _size(match)
         else:
             yield arg, _size(arg)
+
+
+class _Overlaps:
+    """Which arguments (and glob matches) another argument already covers: the same path again,
+    or a path under a folder named as an argument (that folder's walk reads it). Paths are
+    compared resolved (a link to a folder is that folder) where a folder is named; else as
+    written, normalized, so a long list of files costs no system call each."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.roots = {os.path.realpath(p) for p in paths if os.path.isdir(p)}
+        self.done: set[str] = set()
+
+    def seen(self, arg: str) -> bool:
+        """Whether an argument is covered (remembered: the command line bounds how many)."""
+        key = os.path.realpath(arg) if self.roots else os.path.normpath(os.path.abspath(arg))
+        if key in self.done:
+            return True
+        self.done.add(key)
+        return self._in_root(key) and os.path.lexists(arg)  # a missing path keeps its row
+
+    def under_root(self, match: str) -> bool:
+        """Whether a glob's match lies under a folder named as an argument (not remembered: a
+        glob may match a million files)."""
+        return bool(self.roots) and self._in_root(os.path.realpath(match))
+
+    def _in_root(self, key: str) -> bool:
+        parent = os.path.dirname(key)
+        while parent != key:
+            if parent in self.roots:
+                return True
+            key, parent = parent, os.path.dirname(parent)
+        return False
 
 
 def _size(path: str) -> int:

@@ -112,3 +112,28 @@ def test_glob_names_what_glob_names_without_links(tmp_path, pattern, monkeypatch
     assert sorted(_glob(pattern)) == sorted(glob.glob(pattern, recursive=True))
     absolute = str(tmp_path / pattern)
     assert sorted(_glob(absolute)) == sorted(glob.glob(absolute, recursive=True))
+
+
+@pytest.mark.parametrize("args", [
+    ["logs", "logs/a.log"], ["logs/a.log", "logs"], ["logs", "logs"], ["logs", "./logs/"], ["logs/sub", "logs"],
+    ["logs", "latest"], ["logs", "latest/sub/b.log"], ["logs/*.log", "logs"], ["logs/**/*.log", "logs"],
+])
+def test_arguments_that_overlap_give_one_row_per_file(tmp_path, monkeypatch, args):
+    """Before: ``batch logs/ logs/a.log`` gave a.log two rows (and summary counted its failure
+    twice); ``logs latest`` (a link to logs) every file twice."""
+    (tmp_path / "logs" / "sub").mkdir(parents=True)
+    (tmp_path / "logs" / "a.log").write_text(BUS)
+    (tmp_path / "logs" / "sub" / "b.log").write_text(BUS)
+    (tmp_path / "latest").symlink_to(tmp_path / "logs", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    files = sorted(os.path.realpath(path) for path, _ in expand(args))
+    assert files == [str(tmp_path / "logs" / "a.log"), str(tmp_path / "logs" / "sub" / "b.log")]
+
+
+def test_a_file_named_twice_is_one_row_and_a_missing_one_keeps_its_row(tmp_path, monkeypatch):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "a.log").write_text(BUS)
+    monkeypatch.chdir(tmp_path)
+    assert [p for p, _ in expand(["a.log", "./a.log", "a.log"])] == ["a.log"]
+    assert [p for p, _ in expand(["logs", "logs/missing.log"])] == ["logs/missing.log"]
+    assert [p for p, _ in expand(["logs", "elsewhere/*.log"])] == []
