@@ -240,6 +240,30 @@ def test_out_extension_picks_the_format_as_in_batch(failing_log, tmp_path, name,
     assert read(out)
 
 
+@pytest.mark.parametrize("lead", [[], ["scan", "--redact"], ["paste"], ["report"]])
+def test_out_dash_is_standard_output(failing_log, tmp_path, lead):
+    """``--out -`` writes to standard output as leaving out ``--out`` does, through the plain
+    scan, typer's scan, paste and report alike; it had written a file named ``-`` in the
+    current folder (batch's ``--out -`` is tested with batch)."""
+    target = [] if lead == ["paste"] else [str(failing_log)]
+    fmt = [] if lead == ["report"] else ["--format", "json"]
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", *lead, *target, "--out", "-", *fmt],
+                          input=failing_log.read_bytes(), capture_output=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert not (tmp_path / "-").exists()
+    if lead == ["report"]:
+        assert "class A" in proc.stdout.decode()
+    else:
+        assert json.loads(proc.stdout)["diagnoses"][0]["class"] == "A"
+
+
+def test_out_dash_is_no_parquet_file(failing_log, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dllogscan", str(failing_log), "-o", "-", "-f", "parquet"],
+                          capture_output=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.decode().splitlines() == ["Error: --format parquet needs --out FILE"]
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize("args, message", [
     (["-f", "json", "--out", "{tmp}/r.parquet"], "--format json and --out {tmp}/r.parquet (parquet) disagree; "
                                                  "leave out --format to write parquet"),

@@ -10,8 +10,8 @@ import typer
 
 from ..core.classes import letter_range, letters
 from ..core.errors import DllogscanError
-from .options import FORMAT_HELP, REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
-from .output import (EXIT_ERROR, check_out, emit, error_line, fail, final_code, format_of, pipe_exit, report_errors,
+from .options import FORMAT_HELP, OUT_HELP, REDACT_HELP, Classifier, ExitZero, OldEngine, Prefilter, classifier_of, prefilter_of
+from .output import (EXIT_ERROR, check_out, emit, error_line, fail, final_code, format_of, out_path, pipe_exit, report_errors,
                      scan_paths, starts_with_scan_option)
 
 app = typer.Typer(
@@ -32,7 +32,7 @@ app = typer.Typer(
 def scan(
     paths: List[str] = typer.Argument(..., help="Log files (.gz .bz2 .xz too), or - for standard input."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help=OUT_HELP, callback=out_path),
     signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder (repeatable)."),
     min_confidence: float = typer.Option(0.5, help="Report only diagnoses at least this sure (0 to 1)."),
     max_bytes: Optional[int] = typer.Option(None, help="Stop reading a source after this many bytes (stdin: 512 MiB)."),

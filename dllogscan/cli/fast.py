@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .checks import CLASSIFIERS, PREFILTERS
-from .output import (EXIT_ERROR, check_out, error_line, final_code, format_of, pipe_exit, report_errors, scan_paths,
-                     starts_with_scan_option, write)
+from .output import (EXIT_ERROR, check_out, error_line, final_code, format_of, out_path, pipe_exit, report_errors,
+                     scan_paths, starts_with_scan_option, write)
 
 CHOICES = {"prefilter": PREFILTERS, "classifier": CLASSIFIERS}
 
@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan")
     p.add_argument("paths", nargs="+")
     p.add_argument("--format", "-f", dest="fmt")
-    p.add_argument("--out", "-o", type=Path)
+    p.add_argument("--out", "-o", type=out_path)
     p.add_argument("--signatures", "-s", action="append", default=[], type=lambda s: str(Path(s)))
     p.add_argument("--min-confidence", type=float, default=0.5)
     p.add_argument("--max-bytes", type=int)
@@ -52,7 +52,7 @@ def _batch_parser() -> argparse.ArgumentParser:
     the deprecated spellings are left to typer, which prints their line."""
     p = _Parser(add_help=False, allow_abbrev=False, prog="dllogscan batch")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--out", "-o", type=Path)
+    p.add_argument("--out", "-o", type=out_path)
     p.add_argument("--format", "-f", dest="fmt")
     p.add_argument("--jobs", "-j", type=int)
     p.add_argument("--engine", default="local")

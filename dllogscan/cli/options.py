@@ -14,10 +14,13 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..core.models import ScanResult
+from .output import out_path
 
 FORMAT_HELP = "text | json | jsonl | md | csv | github | parquet (default: what --out's extension names, else text)."
 Format = Annotated[Optional[str], typer.Option("--format", "-f", help=FORMAT_HELP)]
-Out = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of standard output.")]
+#: --out's help; ``-`` names standard output (``output.out_path``)
+OUT_HELP = "Write to this file instead of standard output (-: standard output)."
+Out = Annotated[Optional[Path], typer.Option("--out", "-o", help=OUT_HELP, callback=out_path)]
 Signatures = Annotated[List[Path], typer.Option("--signatures", "-s", help="Extra signature file or folder (repeatable).")]
 MinConfidence = Annotated[float, typer.Option(help="Report only diagnoses at least this sure.")]
 MaxBytes = Annotated[Optional[int], typer.Option(help="Stop reading a log after this many bytes.")]

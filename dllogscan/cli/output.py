@@ -19,6 +19,16 @@ from typing import Iterator, Optional, Sequence
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2, 3
 EXIT_PIPE = 141  # 128 + SIGPIPE, as for any tool whose reader closed the pipe
 GLOBAL_OPTIONS = ("-h", "--help", "--version", "-V")
+#: ``--out``'s spelling of standard output
+STDOUT_NAME = "-"
+
+
+def out_path(value: "str | Path | None") -> Optional[Path]:
+    """``--out``'s value: ``-`` is standard output (None, as without ``--out``), never a file
+    named ``-`` in the current folder."""
+    if value is None or str(value) == STDOUT_NAME:
+        return None
+    return Path(value)
 
 
 class PipeClosed(BaseException):

@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from ..options import Prefilter, Redact
+from ..output import out_path
 
 EPILOG = """[bold]Examples[/bold]
 
@@ -23,7 +24,7 @@ def register(app: typer.Typer) -> None:
     @app.command("batch", epilog=EPILOG)
     def batch(
         paths: List[str] = typer.Argument(..., help="Files, directories (recursive), globs, .tar/.tar.gz/.zip archives, .gz/.bz2/.xz logs."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write rows to this .parquet, .csv or .jsonl file as they finish (-: standard output, jsonl)."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", callback=out_path, help="Write rows to this .parquet, .csv or .jsonl file as they finish (-: standard output, jsonl)."),
         fmt: Optional[str] = typer.Option(None, "--format", "-f", help="jsonl on standard output (one object per source); "
                                                                      "with --out, it names the rows' format (else --out's extension does)."),
         jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Most worker processes at once, started as the work needs them (default: the usable cores; at most 4 a core)."),

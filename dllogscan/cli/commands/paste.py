@@ -6,7 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from ..options import REDACT_HELP, Format, OldEngine, Prefilter
+from ..options import OUT_HELP, REDACT_HELP, Format, OldEngine, Prefilter
+from ..output import out_path
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +19,7 @@ def register(app: typer.Typer) -> None:
 """)
     def paste(
         fmt: Format = None,
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help=OUT_HELP, callback=out_path),
         redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes (default 20 MiB)."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),

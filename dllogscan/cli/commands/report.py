@@ -7,7 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from ..options import REDACT_HELP, OldEngine, Prefilter
+from ..options import OUT_HELP, REDACT_HELP, OldEngine, Prefilter
+from ..output import out_path
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +19,7 @@ def register(app: typer.Typer) -> None:
 """)
     def report_cmd(
         target: str = typer.Argument(..., help="A log file, or - for standard input."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of standard output."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help=OUT_HELP, callback=out_path),
         redact: bool = typer.Option(False, "--redact", help=REDACT_HELP),
         max_bytes: Optional[int] = typer.Option(None, help="Stop reading after this many bytes."),
         signatures: List[Path] = typer.Option([], "--signatures", "-s", help="Extra signature file or folder."),
