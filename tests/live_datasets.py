@@ -277,3 +277,36 @@ def sharded_pipe_loader() -> DataLoader:
 
 def unsharded_pipe_loader() -> DataLoader:
     return _pipe(sharded=False)
+
+
+def _hold_lock_for_ever() -> None:
+    with _LOCK:
+        time.sleep(600)
+
+
+def deadlocked_loader() -> DataLoader:
+    """A thread named ``refresher`` takes the lock that every item needs and keeps it: the first
+    item hangs in one process, no fork involved. The factory also holds what forked workers would
+    inherit: an HDF5-named file open and a module registered as ``cv2`` (a stand-in, so that the
+    test needs no OpenCV)."""
+    import tempfile
+    import types
+
+    threading.Thread(target=_hold_lock_for_ever, daemon=True, name="refresher").start()
+    while not _LOCK.locked():
+        time.sleep(0.01)
+    store = tempfile.NamedTemporaryFile(suffix=".h5")
+    sys.modules.setdefault("cv2", types.ModuleType("cv2"))
+    loader = DataLoader(LockedAtFork(), batch_size=2, num_workers=2)
+    loader.store = store  # kept open while the loader lives
+    return loader
+
+
+class Spinning(Squares):
+    def hook(self, i: int) -> None:
+        while True:
+            i += 1
+
+
+def spinning() -> Dataset:
+    return Spinning()

@@ -24,10 +24,13 @@ class Risk:
     level: str  # high | medium
     message: str
     fixes: list[dict[str, Any]] = field(default_factory=list)
+    #: a sample hang's cause (``sample_hang.explain``)
+    cause: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"class": self.cls, "subclass": self.subclass, "level": self.level,
-                "message": self.message, "fixes": self.fixes}
+        out = {"class": self.cls, "subclass": self.subclass, "level": self.level,
+               "message": self.message, "fixes": self.fixes}
+        return out if self.cause is None else {**out, "cause": self.cause}
 
 
 def _fixes(scanner: Scanner, cls: str, subclass: str, values: dict[str, str],
@@ -80,11 +83,25 @@ def assess(facts: dict[str, Any], loader: dict[str, Any], scanner: Scanner) -> l
     return risks
 
 
-def hang_risk(factory: str, said: str) -> Risk:
-    """``--sample``'s hang (``sample.measure``) as a finding of class E. It hung in one process, with
-    no worker: the database's fixes for hung workers do not apply, repro's whole stack does."""
+def hang_risk(factory: str, said: str, cause: dict[str, Any] | None = None) -> Risk:
+    """``--sample``'s hang (``sample.measure``) as a finding of class E, with its ``cause``. It hung
+    in one process, with no worker: the database's fixes for hung workers do not apply, repro's
+    whole stack does."""
     return Risk("E", "hang", "high", f"--sample {factory} hangs without workers (num_workers=0): {said}; "
-                                     f"`dllogscan repro {factory} --workers 0` shows the whole stack")
+                                     f"`dllogscan repro {factory} --workers 0` shows the whole stack", cause=cause)
+
+
+def cause_lines(cause: dict[str, Any], workers: int | None) -> list[str]:
+    """A sample hang's cause under its finding: the cause and the frame that shows it, the other
+    threads, the check, why fork causes do not apply, and the fork hazards held for ``workers``."""
+    lines = [f"  {'likely cause' if cause['cause'] else 'cause'}: {cause['says']}", f"    at {cause['evidence']}"]
+    lines += [f"    other thread: {t}" for t in cause["threads"]]
+    lines += [f"  check: {cause['check']}", f"  not the cause: {cause['no_fork']}"]
+    if cause["hazards"]:
+        lines.append(f"  for {'num_workers=%d' % workers if workers else 'workers'}, held where they would fork "
+                     "(not why this sample hung):")
+        lines += [f"    - {h}" for h in cause["hazards"]]
+    return lines
 
 
 def render(facts: dict[str, Any], loader: dict[str, Any], risks: list[Risk]) -> str:
@@ -113,6 +130,8 @@ def render(facts: dict[str, Any], loader: dict[str, Any], risks: list[Risk]) -> 
         lines.append("No risk found for these settings.")
     for risk in risks:
         lines.append(f"[{risk.level}] class {risk.cls}/{risk.subclass}: {risk.message}")
+        if risk.cause:
+            lines += cause_lines(risk.cause, loader.get("num_workers"))
         for f in risk.fixes:
             lines.append(f"  {f['rank']}. {f['title']}")
             lines += [f"       $ {c}" for c in f["commands"]]

@@ -11,19 +11,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import stacks
+from . import sample_hang, stacks
 from .child import READY_FILE, WAITING_FILE, exited, load_callable
 from .supervise import LOG_FILE, run_child, waiting_text
 
 RESULT_FILE = "sample.json"
 
 
-def sample_batch(factory: str, batch_size: int | None = None, folder: str | None = None) -> dict[str, int]:
+def sample_batch(factory: str, batch_size: int | None = None, folder: str | None = None,
+                 tasks_before: int | None = None) -> dict[str, int]:
     """Bytes and tensors in one real batch, loaded in this process: of the user's Dataset (collated by
     the default, ``batch_size`` or 1 a batch), or of the DataLoader the factory returns (its own
     batching and collate_fn, ``batch_size`` laid over as ``repro`` lays it, ``loader.settings``), then
     with that loader's ``num_workers`` and ``prefetch_factor`` too. ``folder``: where to mark the
-    first batch request (``WAITING_FILE``)."""
+    first batch request (``WAITING_FILE``), after what the process holds there (``sample_hang.held_now``:
+    ``tasks_before`` its threads before the factory ran)."""
     import torch
     from torch.utils.data import DataLoader
 
@@ -34,6 +36,7 @@ def sample_batch(factory: str, batch_size: int | None = None, folder: str | None
     dataset, kwargs, _ = settings(made, Options(batch_size=batch_size or (None if own else 1)))
     loader = build(dataset, for_rung(kwargs, 0, lambda init: init))
     if folder:
+        sample_hang.held_now(folder, tasks_before)
         Path(folder, WAITING_FILE).touch()
     batch = next(iter(loader), None)
     if batch is None:  # not StopIteration: a one-line 'StopIteration: ' said nothing
@@ -61,15 +64,18 @@ def sample_batch(factory: str, batch_size: int | None = None, folder: str | None
 
 def measure(factory: str, batch_size: int | None, timeout: float, cwd: str | None = None) -> dict[str, Any]:
     """``sample_batch`` in a fresh interpreter: ``{"measured": ...}``, ``{"error": "..."}`` (the user's
-    code raised or exited: one line), or ``{"hang": "no batch in N s; stuck at ..."}``."""
+    code raised or exited: one line), or ``{"hang": "no batch in N s; stuck at ...", "cause": ...}``
+    (``sample_hang.explain``)."""
     with tempfile.TemporaryDirectory(prefix="dllogscan-sample-") as folder:
         start = time.monotonic()
         ended = run_child("dllogscan.live.sample", {"factory": factory, "batch_size": batch_size, "folder": folder},
                           folder, timeout, cwd)
         if ended.code is None:
-            where = stacks.stuck_at(ended.stacks.get(ended.pid, ""))
+            stack = ended.stacks.get(ended.pid, "")
+            where = stacks.stuck_at(stack)
             said = waiting_text(ended.waiting_for, ended.waited, time.monotonic() - start)
-            return {"hang": said + (f"; stuck at {where}" if where else "")}
+            return {"hang": said + (f"; stuck at {where}" if where else ""),
+                    "cause": sample_hang.explain(stack, sample_hang.read_held(folder))}
         result = Path(folder, RESULT_FILE)
         if result.exists():
             return json.loads(result.read_text())
@@ -85,7 +91,8 @@ def main() -> None:
 
     Path(folder, READY_FILE).touch()
     try:
-        out: dict[str, Any] = {"measured": sample_batch(spec["factory"], spec["batch_size"], folder)}
+        out: dict[str, Any] = {"measured": sample_batch(spec["factory"], spec["batch_size"], folder,
+                                                        sample_hang.tasks())}
     except SystemExit as exc:  # the user's code left through sys.exit (a script's argparse)
         out = {"error": f"it {exited(exc)} instead of returning a Dataset or DataLoader"}
     except Exception as exc:  # noqa: BLE001 - the user's code: report it in one line

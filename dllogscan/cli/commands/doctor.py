@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 --sample loads the batch in a fresh interpreter; one that takes longer than
 --timeout (counted from its import of torch) is cut and reported as a class E
-finding, with the line it was stuck at.
+finding, with the line it was stuck at and its likely cause.
 """)
     def doctor(
         num_workers: Optional[int] = typer.Option(None, min=0, help="The loader's num_workers."),
@@ -85,7 +85,7 @@ finding, with the line it was stuck at.
         found = machine.gather()
         risks = doc.assess(found, loader, scanner)
         if "hang" in sampled:
-            risks.insert(0, doc.hang_risk(sample or "", sampled["hang"]))
+            risks.insert(0, doc.hang_risk(sample or "", sampled["hang"], sampled.get("cause")))
         if fmt == "json":
             sys.stdout.write(json.dumps({"facts": found, "loader": loader,
                                          "risks": [r.to_dict() for r in risks]}, indent=2) + "\n")
