@@ -452,3 +452,63 @@ def test_a_writer_gone_by_the_next_poll_having_written_one_line_is_not_the_job(t
         assert rc == 0 and events[-1]["reason"] == reason, (text, events, watch.err)
         assert ("writers" in events[-1]) == (reason == "exited")
         assert ("writers of" in "".join(watch.err)) == (reason == "exited")
+
+
+def forking_through_tee(log: Path) -> tuple[subprocess.Popen, int, int]:
+    """``python job.py | tee -a log`` (``FORKING``, its worker quiet) in a shell: the shell, the
+    job's main process (it says its pid first) and its worker's pid, once the log shows them."""
+    code = "import os; print(f'main {os.getpid()}', flush=True)\n" + FORKING
+    shell = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "$0" 0 | tee -a "$1" > /dev/null', code, str(log)],
+                             stdin=subprocess.PIPE)
+    for _ in range(500):
+        text = log.read_text()
+        main, worker = re.search(r"^main (\d+)$", text, re.M), re.search(r"^worker (\d+)$", text, re.M)
+        if main and worker:
+            return shell, int(main.group(1)), int(worker.group(1))
+        time.sleep(0.01)
+    raise AssertionError(f"the job never said its pids: {log.read_text()!r}")
+
+
+@LINUX
+def test_a_worker_leaked_by_a_job_piped_through_tee_ends_the_watch_named_as_holding_the_pipe(tmp_path):
+    """``python train.py | tee train.log``: tee is the log's writer, and lives as long as anything
+    holds its pipe. Before: the watch followed tee alone; the main process killed, its worker held
+    the pipe, tee ran on, and so did the watch, to its --timeout ('timeout', nothing named). Now the
+    pipe's writers are the job: its end is 'exited', the worker named, tee as the relay."""
+    log = tmp_path / "train.log"
+    log.write_text(progress_lines(3))
+    shell, main, worker = forking_through_tee(log)
+    try:
+        watch = Watch(log, "--timeout", "8s")
+        watch.wait_for(" (tee): ")  # the job, found through tee's pipe
+        tee = next(int(m.group(1)) for line in watch.err if (m := re.search(r"writers of \S+: (\d+) \(tee\)", line)))
+        os.kill(main, 9)
+        rc, events = watch.finish()
+        end = events[-1]
+        assert rc == 0 and end["reason"] == "exited", (events, watch.err)
+        assert [o["pid"] for o in end["orphans"]] == [worker] and end["relays"] == [{"pid": tee, "name": "tee"}]
+        assert {w["pid"] for w in end["writers"]} == {tee, main, worker}
+        said = Outcome(str(log), "exited", 0, 1.0, 0, 5, writers=(Process(tee, name="tee"), Process(main, name="python"),
+                                                                  Process(worker, name="python")),
+                       orphans=(Process(worker, name="python"),), relays=(Process(tee, name="tee"),)).why()
+        assert said == (f"writer {main} (python) exited, leaving orphaned child {worker} (python) that still holds "
+                        f"the pipe into {tee} (tee) (a leaked worker?)")
+        assert process.alive(worker) and process.alive(tee)  # named, left alone
+    finally:
+        shell.stdin.close()  # the worker's standard input: it exits, and tee with it
+        shell.wait(timeout=10)
+
+
+@LINUX
+def test_a_job_piped_through_tee_that_exits_ends_the_watch(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("")
+    code = ("import sys, time\nfor i in range(12):\n    print(f'epoch 0 step {i} loss=0.5', flush=True)\n"
+            "    time.sleep(0.25)\n")
+    shell = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "$0" | tee -a "$1" > /dev/null', code, str(log)])
+    watch = Watch(log, "--timeout", "10s")
+    watch.wait_for(" (tee): ")
+    rc, events = watch.finish()
+    shell.wait(timeout=10)
+    assert rc == 0 and events[-1]["reason"] == "exited" and "orphans" not in events[-1], (events, watch.err)
+    assert events[-1]["lines"] == 12 and [r["name"] for r in events[-1]["relays"]] == ["tee"]

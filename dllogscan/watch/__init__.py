@@ -37,7 +37,9 @@ Rules:
   the watch ends (``exited``). No stall after it;
 - without ``pid``, the processes on this machine that hold the file open for writing are the job
   (``writers.py``: looked for in ``/proc`` at start and at each poll, within a time budget, each
-  taken for the job's once it has held the file an interval, or left more than a line); once they
+  taken for the job's once it has held the file an interval, or left more than a line; a relay
+  such as ``tee`` leads to the processes that write into its pipe, and its own life then does not
+  count: ``data/relays.toml``); once they
   have all gone, or those left are orphans that write nothing (named in the end), and one last
   look finds no new one, the same end.
 

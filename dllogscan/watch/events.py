@@ -45,7 +45,8 @@ class Outcome:
     """How a watch ended: ``found`` (a report ended it), ``timeout``, ``interrupted`` (Ctrl-C,
     SIGTERM), ``exited`` (the process ``pid``, or the file's ``writers``, have gone) or
     ``finished`` (a silence after the line ``finish_line``, which says the run finished).
-    ``orphans``: the writers left running by an ``exited`` job (``writers.py``), among ``writers``."""
+    ``orphans``: the writers left running by an ``exited`` job (``writers.py``), among ``writers``;
+    ``relays``: those that passed the job's output on into the log (``tee``), whose life did not count."""
 
     source: str
     reason: str
@@ -57,14 +58,16 @@ class Outcome:
     finish_line: int | None = None
     writers: tuple[Process, ...] = ()
     orphans: tuple[Process, ...] = ()
+    relays: tuple[Process, ...] = ()
 
     def why(self) -> str:
         """The reason in the summary's words."""
         if self.reason == "exited" and self.writers:
-            ended = [p for p in self.writers if p not in self.orphans]
+            ended = [p for p in self.writers if p not in self.orphans and p not in self.relays]
             one = len(self.orphans) == 1
+            held = f"the pipe into {listing(self.relays)}" if self.relays else "the log"
             left = (f", leaving orphaned {'child' if one else 'children'} {listing(self.orphans)} that still "
-                    f"{'holds' if one else 'hold'} the log ({'a leaked worker' if one else 'leaked workers'}?)"
+                    f"{'holds' if one else 'hold'} {held} ({'a leaked worker' if one else 'leaked workers'}?)"
                     if self.orphans else "")
             return f"writer{'s' * (len(ended) > 1)} {listing(ended)} exited{left}"
         if self.reason == "exited":
@@ -82,7 +85,7 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         known: dict[str, Any] = {key: value for key, value in (("pid", self.pid), ("finish_line", self.finish_line))
                                  if value is not None}
-        for key, processes in (("writers", self.writers), ("orphans", self.orphans)):
+        for key, processes in (("writers", self.writers), ("orphans", self.orphans), ("relays", self.relays)):
             if processes:
                 known[key] = [{"pid": p.pid, "name": p.name} for p in processes]
         return {"event": "end", "reason": self.reason, "reports": self.reports, "watched_s": round(self.seconds, 1),

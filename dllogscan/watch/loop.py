@@ -238,7 +238,7 @@ def watch(path: str, options: Options, report: Callable[[Event], None], say: Cal
         finish = state.arrivals.finish if why == "finished" else None
         return Outcome(path, why, reports, clock() - start, state.lines_read, state.follower.lines, options.pid,
                        finish.line if finish is not None else None, job.writers,
-                       job.orphans if why == "exited" else ())
+                       job.orphans if why == "exited" else (), job.relays if why == "exited" else ())
 
     due: list[tuple[str, ScanResult]] = []  # decided, not yet reported (a Ctrl-C may land between)
     try:

@@ -27,6 +27,11 @@ Rules:
   after it was sighted (a job that failed at once; the lines are the file's, whoever wrote them).
   One that exits, or lets the file go, with one line or none (``echo line >> train.log`` from
   another shell) is forgotten: its end is not the job's, and the watch goes on as before it;
+- a relay (``data/relays.toml``: ``tee``, ``ts``, ``grep`` ... by name, its standard input a pipe)
+  passes the job's output on into the file: the processes that hold that pipe open for writing are
+  looked for as the file's writers are (the same passes, told apart the same way), and once some
+  are the job's the relay's own life no longer counts: it lasts as long as anything holds the pipe,
+  a leaked worker included;
 - the end: every process of the job has exited, or those left are orphans: a writer whose parent,
   when it was sighted, was a writer that has exited since (the kernel gave it to init or to a
   subreaper), or a writer such an orphan started; a DataLoader worker that outlived its main
@@ -38,13 +43,18 @@ Rules:
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..core.paths import DATA_DIR, data_document
 from ..core.printable import escape
 from .process import PROC, Process, alive, identify
+
+RELAYS = DATA_DIR / "relays.toml"
 
 START_BUDGET_S = 1.0
 #: a poll's part of a pass: at most this long, and this share of the interval between polls
@@ -63,6 +73,12 @@ def listing(processes: Iterable[Process], most: int = NAMED) -> str:
     every = list(processes)
     head = ", ".join(p.label() for p in every[:most])
     return head + (f" and {len(every) - most} more" if len(every) > most else "")
+
+
+@lru_cache(maxsize=1)
+def relay_names() -> frozenset[str]:
+    """The command names of programs that pass a job's output on into the log (``RELAYS``)."""
+    return frozenset(data_document(RELAYS)["names"])
 
 
 def _flags(fdinfo: str) -> int | None:
@@ -90,6 +106,7 @@ class Finder:
         self.own = str(os.getpid() if own is None else own)
         self.left: list[str] = []  # the pids the pass has still to read, the next last
         self.key = (0, 0)  # the file's device and inode when the pass began
+        self.pipes: dict[int, tuple[int, int]] = {}  # a relay's pid -> the pipe it reads, its writers looked for
 
     @staticmethod
     def possible(proc: Path = PROC) -> bool:
@@ -128,15 +145,29 @@ class Finder:
             return None
         return st.st_dev, st.st_ino, st.st_size
 
-    def holds(self, pid: int) -> bool:
-        """Whether ``pid`` holds the file (as it is now) open for writing."""
+    def holds(self, pid: int, pipes: bool = True) -> bool:
+        """Whether ``pid`` holds the file (as it is now), or (``pipes``) a relay's pipe, open for writing."""
         now = self.where()
-        return now is not None and self._writes(str(pid), now[:2])
+        return now is not None and self._writes(str(pid), now[:2], pipes)
 
-    def _writes(self, pid: str, key: tuple[int, int] | None = None) -> bool:
-        """Whether ``pid`` holds the file (``key``: the one the pass began on) open for writing;
-        False where it cannot be read."""
-        key = key or self.key
+    def relay(self, process: Process) -> bool:
+        """Whether ``process`` is a relay (``RELAYS``) reading a pipe, whose writers are then looked
+        for with the file's."""
+        if process.name not in relay_names():
+            return False
+        try:
+            st = os.stat(f"{self.proc}/{process.pid}/fd/0")
+        except OSError:
+            return False
+        if not stat.S_ISFIFO(st.st_mode):
+            return False
+        self.pipes[process.pid] = (st.st_dev, st.st_ino)
+        return True
+
+    def _writes(self, pid: str, key: tuple[int, int] | None = None, pipes: bool = True) -> bool:
+        """Whether ``pid`` holds the file (``key``: the one the pass began on) or (``pipes``) a
+        relay's pipe open for writing; False where it cannot be read."""
+        keys = {key or self.key, *(self.pipes.values() if pipes else ())}
         fds = f"{self.proc}/{pid}/fd"
         try:
             names = os.listdir(fds)
@@ -147,7 +178,7 @@ class Finder:
                 st = os.stat(f"{fds}/{name}")
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) == key:
+            if (st.st_dev, st.st_ino) in keys:
                 flags = _flags(f"{self.proc}/{pid}/fdinfo/{name}")
                 if flags is not None and flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
                     return True
@@ -200,6 +231,15 @@ class Job:
     def writers(self) -> tuple[Process, ...]:
         return tuple(self.processes) if self.finder is not None else ()
 
+    @property
+    def relays(self) -> tuple[Process, ...]:
+        """The writers that pass on the output of others of the job (a ``tee`` whose upstream was
+        found), whose own life then does not count."""
+        pipes = self.finder.pipes if self.finder is not None else {}
+        if all(p.pid in pipes for p in self.processes):
+            return ()  # no upstream found (another user's, or gone before it was seen): the relay is the job
+        return tuple(p for p in self.processes if p.pid in pipes)
+
     def _look(self, budget: float, anew: bool = False) -> bool:
         """A pass's next part; whether it sighted a writer neither known nor sighted yet."""
         if self.finder is None:
@@ -227,8 +267,12 @@ class Job:
         self.sighted = [s for s in self.sighted if s.process in waiting]
         if taken:
             self.processes += taken
-            self.say(f"writers of {escape(self.finder.path)}: {listing(taken)}; the watch ends when they have exited "
-                     "(--no-writers: not)")
+            relays = [p for p in self.processes if p.pid in self.finder.pipes]
+            piped = relays and not any(p in relays or self.finder.holds(p.pid, pipes=False) for p in taken)
+            self.say(f"writers of {escape(self.finder.path)}{' through ' + listing(relays) if piped else ''}: "
+                     f"{listing(taken)}; the watch ends when they have exited (--no-writers: not)")
+            if [p for p in taken if self.finder.relay(p)]:  # the job is upstream: look for it now
+                self._look(self.budget, anew=True)
 
     def _orphaned(self, running: list[Process]) -> tuple[Process, ...]:
         """Those of ``running`` whose parent, when they were seen, was a writer that has gone since
@@ -251,7 +295,8 @@ class Job:
             self._look(self.budget)
         if not self.processes or self.sighted:
             return False
-        running = [p for p in self.processes if alive(p.pid, p.start, self.proc)]
+        relays = self.relays
+        running = [p for p in self.processes if p not in relays and alive(p.pid, p.start, self.proc)]
         self.orphans = self._orphaned(running) if self.finder is not None else ()
         if self.orphans and len(self.orphans) == len(running):
             self.mark = self.finder.where() if self.finder is not None else None
