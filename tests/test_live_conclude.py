@@ -98,3 +98,22 @@ def test_the_measured_worker_is_scaled_only_to_a_larger_top_rung():
     assert scaled(one) == "measured at num_workers=1: 64.0 MiB RSS and 12 open descriptors per worker"
     assert scaled(one + [Rung(workers=4, result="pass")]).endswith(
         "; at num_workers=4 about 256.0 MiB and 48 descriptors in workers")
+
+
+def test_a_hang_at_num_workers_0_is_not_said_to_come_from_a_fork():
+    """Before: 'Likely cause: a lock acquire (a lock held by another thread when the worker forked
+    is never released in it).' for a rung that forked no worker; now the cause in one process, the
+    thread that holds the lock (named from what the rung held), the check, and why fork causes do
+    not apply."""
+    holder = ('Thread 0x00007fd4cab3d6c0 (most recent call first):\n  File "/w/ds.py", line 51 in refresh\n'
+              '      time.sleep(3600)\n\n')
+    main = ('Current thread 0x00007fd4ecbfbb80 (most recent call first):\n  File "/w/ds.py", line 16 in __getitem__\n'
+            '      with _LOCK:\n  File "/t/torch/utils/data/_utils/fetch.py", line 54 in fetch\n')
+    held = {"modules": [], "files": [], "threads": {"0x00007fd4cab3d6c0": "refresher"}, "native_threads": 0}
+    rungs = [Rung(0, "hang", seconds=6.0, stacks={41: holder + main}, main_pid=41,
+                  cause=("a lock acquire", "E", "with _LOCK:"), held=held), Rung(1, "skipped")]
+    text = render(rungs, conclude(rungs))
+    assert "when the worker forked" not in text
+    assert ("Likely cause: a lock that another thread of this process holds and has not released, at ds.py:16 in "
+            "__getitem__: with _LOCK:.\n  other thread: refresher at ds.py:51 in refresh: time.sleep(3600)\n") in text
+    assert "\nNot the cause: no worker forked (num_workers=0)" in text

@@ -170,7 +170,10 @@ def run(spec: dict[str, Any]) -> None:
     workers = spec["num_workers"]
     print(f"dllogscan-repro: torch {torch.__version__}, num_workers={workers}, "
           f"sharing strategy {mp.get_sharing_strategy()}", flush=True)
+    from .sample_hang import held_now, tasks
+
     Path(folder, READY_FILE).touch()
+    before = tasks()
     loader, dataset = make_loader(spec, workers, folder)
     peak: dict[str, int] = {}
     yielded = Yielded(iterable=isinstance(dataset, IterableDataset))
@@ -180,6 +183,7 @@ def run(spec: dict[str, Any]) -> None:
         Path(folder, "stats.json").write_text(json.dumps({"batches": n, "worker_peak": peak,
                                                           "yielded": yielded.to_dict()}))
 
+    held_now(folder, before)  # what the workers fork from (a hang at 0 names its threads)
     Path(folder, WAITING_FILE).touch()
     it = iter(loader)
     n = 0

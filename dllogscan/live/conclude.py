@@ -8,6 +8,7 @@ from typing import Any
 from ..advise.fixes import human
 from ..core.printable import strip_controls
 from .repro import Rung
+from .sample_hang import explain
 from .shards import loader_of, unsharded
 from .stacks import WHY, innermost_frames
 
@@ -98,6 +99,16 @@ def loader_notes(rungs: list[Rung]) -> list[str]:
     return notes
 
 
+def one_process_cause(stack: str, held: dict[str, Any] | None = None) -> list[str]:
+    """A hang at num_workers=0, where nothing forked: its cause among what remains in one process
+    (``sample_hang.explain``; ``held``: its threads' names), the other threads, the check, and that
+    the fork causes do not apply."""
+    said = explain(stack, held)
+    head = "Likely cause" if said["cause"] else "Cause"
+    return ([f"{head}: {said['says']}, at {said['evidence']}."] + [f"  other thread: {t}" for t in said["threads"]]
+            + [f"Check: {said['check']}.", f"Not the cause: {said['no_fork']}."])
+
+
 def _below(zero: Rung, traceback: str | None) -> str:
     """What the report shows under the num_workers=0 verdict (it says nothing is there when so)."""
     if zero.result == "hang":
@@ -167,7 +178,10 @@ def render(rungs: list[Rung], conclusion: dict[str, Any]) -> str:
     causes: set[str] = set()
     shown: dict[tuple[str, str], int] = {}  # (who, innermost frames) -> the rung that showed them
     for r in rungs:
-        if r.cause and r.cause[0] not in causes:
+        if r.result == "hang" and r.workers == 0 and "one process" not in causes:
+            causes.add("one process")  # nothing forked: the fork reasons of WHY do not apply
+            lines += one_process_cause(r.stacks.get(r.main_pid, "") if r.main_pid else "", r.held)
+        elif r.cause and r.workers and r.cause[0] not in causes:
             causes.add(r.cause[0])
             lines.append(f"Likely cause: {r.cause[0]} ({WHY.get(r.cause[0], '')}).")
         same: list[int] = []

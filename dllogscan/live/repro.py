@@ -18,6 +18,7 @@ from ..scan.scanner import Scanner
 from . import stacks
 from .shards import Yielded, loader_of  # noqa: F401 (loader_of: part of this module's interface)
 from .child import IMPORT_ERROR, LOADER_FILE, OK_MARK
+from .sample_hang import read_held
 from .supervise import LOG_FILE, run_child, waiting_text
 
 TAIL_LINES = 40
@@ -41,6 +42,7 @@ class Rung:
     main_pid: int | None = None
     yielded: Yielded | None = None  # what its loader yielded; None when it wrote no counts
     loader: dict[str, Any] | None = None  # what its loader was (``loader.describe_all``); None: never built
+    held: dict[str, Any] | None = None  # what the process held before its first batch (``sample_hang.held_now``)
     #: a hang: what it was waiting for when cut ("batch", "factory"; None: torch's import) and how
     #: long (``waiting_since``), and the batches it had loaded
     waiting_for: str | None = None
@@ -163,9 +165,10 @@ def run_rung(settings: Settings, workers: int, scanner: Scanner, cwd: str | None
         stats_file, loader_file = Path(folder, "stats.json"), Path(folder, LOADER_FILE)
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
         loader = json.loads(loader_file.read_text()) if loader_file.exists() else None
+        held = read_held(folder)
     rung = Rung(workers=workers, result="pass", seconds=seconds, output=output, exit_code=ended.code,
                 worker_peak=stats.get("worker_peak", {}), yielded=Yielded.from_dict(stats.get("yielded")),
-                loader=loader)
+                loader=loader, held=held)
     result = pipeline.run(sources.from_text(output, f"rung {workers}"), scanner)
     # a rung's output is a log: only signature evidence counts, not the prose classifier's guess
     rung.diagnosis = next((d for d in result.diagnoses if d.signatures), None)
