@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -124,6 +125,25 @@ def test_doctor_sample_of_an_empty_dataset_says_so():
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("Error: --sample tests.live_datasets:empty: ValueError: the dataset is empty: "
                                    "no batch to measure")
+
+
+#: the line of tests/live_datasets.py where Raising raises
+RAISES_AT = next(n for n, line in enumerate(Path(__file__).with_name("live_datasets.py").read_text().splitlines(), 1)
+                 if "raise KeyError(f\"label missing" in line)
+
+
+@pytest.mark.parametrize("factory, said", [
+    ("raising", f"KeyError: 'label missing for sample 3', raised at live_datasets.py:{RAISES_AT} in hook; "
+                "`dllogscan repro tests.live_datasets:raising --workers 0` shows the traceback"),
+    ("nowhere", "cannot import the factory: AttributeError: module 'tests.live_datasets' has no attribute 'nowhere'"),
+])
+def test_doctor_sample_that_raises_says_where_or_that_it_cannot_be_imported(factory, said):
+    """Before: 'KeyError: 'label missing for sample 3'' alone (no file, no line, no pointer to the
+    traceback), and a factory that does not exist in the same words as an error of the dataset's."""
+    pytest.importorskip("torch")
+    proc = _doctor("--sample", f"tests.live_datasets:{factory}", "--batch-size", "4")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"Error: --sample tests.live_datasets:{factory}: {said}\n"
 
 
 def test_importing_dllogscan_does_not_import_torch():

@@ -56,8 +56,12 @@ def load_or_stop(spec: str, what: str, folder: str) -> Callable[..., Any]:
     except SystemExit as exc:  # a script's argparse or sys.exit() at import time
         stop(folder, f"{spec}: cannot import the {what}: its module {exited(exc)} while being imported")
     except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
-        why = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
-        stop(folder, f"{spec}: cannot import the {what}: {why}")
+        stop(folder, f"{spec}: cannot import the {what}: {one_line(exc)}")
+
+
+def one_line(exc: BaseException) -> str:
+    """``KeyError: 3``: an exception's name and the first line of its message."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def exited(exc: SystemExit) -> str:

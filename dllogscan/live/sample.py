@@ -5,17 +5,23 @@ its stack read, and reported as a finding instead of hanging doctor."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
 from . import sample_hang, stacks
-from .child import READY_FILE, WAITING_FILE, exited, load_callable
+from .child import READY_FILE, WAITING_FILE, exited, load_callable, one_line
 from .supervise import LOG_FILE, run_child, waiting_text
 
 RESULT_FILE = "sample.json"
+
+
+class Unimportable(Exception):
+    """The factory cannot be imported: said as repro says it, without the frame that raised."""
 
 
 def sample_batch(factory: str, batch_size: int | None = None, folder: str | None = None,
@@ -31,7 +37,11 @@ def sample_batch(factory: str, batch_size: int | None = None, folder: str | None
 
     from .loader import Options, build, for_rung, settings
 
-    made = load_callable(factory)()
+    try:
+        make = load_callable(factory)
+    except Exception as exc:  # noqa: BLE001 - the user's module may raise anything on import
+        raise Unimportable(f"cannot import the factory: {raised(exc)[0]}") from None
+    made = make()
     own = isinstance(made, DataLoader)
     dataset, kwargs, _ = settings(made, Options(batch_size=batch_size or (None if own else 1)))
     loader = build(dataset, for_rung(kwargs, 0, lambda init: init))
@@ -83,6 +93,14 @@ def measure(factory: str, batch_size: int | None, timeout: float, cwd: str | Non
         return {"error": f"the sampling process ended with exit code {ended.code}" + (f": {lines[-1]}" if lines else "")}
 
 
+def raised(exc: BaseException) -> tuple[str, str | None]:
+    """(``KeyError: 3``, ``mydata.py:45 in __getitem__``): the exception's first line, and the
+    innermost frame that raised it outside this module (None: this module's own, an empty dataset)."""
+    said = one_line(exc)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    return said, f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
+
+
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
     folder = spec["folder"]
@@ -95,8 +113,12 @@ def main() -> None:
                                                         sample_hang.tasks())}
     except SystemExit as exc:  # the user's code left through sys.exit (a script's argparse)
         out = {"error": f"it {exited(exc)} instead of returning a Dataset or DataLoader"}
+    except Unimportable as exc:
+        out = {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - the user's code: report it in one line
-        out = {"error": f"{type(exc).__name__}: {exc}"}
+        said, where = raised(exc)
+        out = {"error": said + (f", raised at {where}; `dllogscan repro {spec['factory']} --workers 0` shows the "
+                                "traceback" if where else "")}
     Path(folder, RESULT_FILE).write_text(json.dumps(out))
 
 
