@@ -50,6 +50,17 @@ def test_assess_names_each_class():
     assert assess(machine, {"num_workers": 0, "batch_bytes": 100 << 20}, scanner()) == []
 
 
+def test_the_loader_line_counts_one_tensor_as_one():
+    """Before: 'batch 32 B, 1 tensors' for a sample whose batch is one tensor."""
+    from dllogscan.live.doctor import render
+
+    machine = {"shm": None, "nofile": {"soft": 1024, "hard": 4096}, "runtime": [], "cpus": {"count": 2, "usable": 2},
+               "torch": {"version": "2.13.0", "start_method": "fork", "sharing_strategy": "file_descriptor",
+                         "cuda_initialized": False, "cuda_available": False}}
+    for tensors, said in ((1, "batch 32 B, 1 tensor\n"), (3, "batch 32 B, 3 tensors\n")):
+        assert said in render(machine, {"num_workers": 2, "batch_bytes": 32, "tensors": tensors}, [])
+
+
 def test_predicted_shm_risk_gets_the_general_fixes_sized_to_the_demand():
     pytest.importorskip("torch")
     from dllogscan.live.doctor import assess

@@ -121,10 +121,11 @@ def render(facts: dict[str, Any], loader: dict[str, Any], risks: list[Risk]) -> 
         f"{'' if t['cuda_available'] else ' (no CUDA device)'}",
     ]
     if loader.get("num_workers") is not None:
+        count = loader.get("tensors")
         lines.append(f"loader          num_workers={loader['num_workers']}, prefetch_factor="
                      f"{loader.get('prefetch_factor') or DEFAULT_PREFETCH}, batch "
                      f"{human(loader['batch_bytes']) if loader.get('batch_bytes') else unknown}"
-                     f"{', %d tensors' % loader['tensors'] if loader.get('tensors') else ''}")
+                     f"{', %d tensor%s' % (count, 's' * (count > 1)) if count else ''}")
     lines.append("")
     if not risks:
         lines.append("No risk found for these settings.")

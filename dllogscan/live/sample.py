@@ -98,7 +98,9 @@ def raised(exc: BaseException) -> tuple[str, str | None]:
     innermost frame that raised it outside this module (None: this module's own, an empty dataset)."""
     said = one_line(exc)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
-    return said, f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
+    if not frames:
+        return said, None
+    return said, f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name}"
 
 
 def main() -> None:

@@ -45,7 +45,8 @@ def table() -> tuple[dict[str, Any], tuple[Stuck, ...]]:
     """The data file, and its ``[[stuck]]`` entries with their patterns compiled."""
     doc = data_document(DATA)
     stuck = tuple(Stuck(e["name"], data_pattern(DATA, f"stuck {e['name']}", e["frame"]),
-                        data_pattern(DATA, f"stuck {e['name']} innermost", e["innermost"]) if "innermost" in e else None,
+                        data_pattern(DATA, f"stuck {e['name']}, innermost", e["innermost"]) if "innermost" in e
+                        else None,
                         e["says"], e["check"]) for e in doc["stuck"])
     return doc, stuck
 
