@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import queue
 import re
 import signal
@@ -75,6 +76,16 @@ class Watch:
         rc = self.proc.wait(timeout=timeout)
         self.reader.join(timeout=5)
         return rc, [json.loads(line) for line in self.out] if self.out and self.out[0].startswith("{") else []
+
+
+def written_now(log: Path, text: str) -> None:
+    """``text`` as the log, its time set 10 s ahead. A watch reads lines written before it started
+    as arriving at the file's time; one that starts more than --stall after the write (a loaded
+    machine: 4 failures in 8 runs at --stall 1s) would report a stall at once. A time ahead reads
+    as 'written when the watch started', as on an idle machine."""
+    log.write_text(text)
+    ahead = time.time() + 10
+    os.utime(log, (ahead, ahead))
 
 
 def append(path: Path, *steps: tuple[float, str]) -> threading.Thread:
@@ -285,7 +296,7 @@ def test_with_pid_a_job_that_ended_ends_the_watch_with_no_stall_after_it(tmp_pat
     """The job writes its last progress line and exits: the watch ends (a zombie is gone too), and
     no stall is reported while it reads what is left, though that takes longer than --stall here."""
     log = tmp_path / "train.log"
-    log.write_text(progress_lines(5))
+    written_now(log, progress_lines(5))
     proc = job(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(5)])
     watch = Watch(log, "--pid", str(proc.pid), "--stall", "1s", "--settle", "1.5", fmt="text")
     watch.wait_for("following")
@@ -330,7 +341,7 @@ FIT_ENDED = "`Trainer.fit` stopped: `max_epochs=3` reached.\n"
 def test_a_silence_after_the_run_says_it_finished_ends_the_watch_instead_of_a_stall(tmp_path):
     """Lightning prints its bar a last time after the line: the run's own end, not a new run."""
     log = tmp_path / "train.log"
-    log.write_text(progress_lines(5))
+    written_now(log, progress_lines(5))
     watch = Watch(log, "--stall", "1s")
     watch.wait_for("following")
     append(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(3)], (0.1, FIT_ENDED), (0.05, progress_lines(1, 8)))
@@ -341,7 +352,7 @@ def test_a_silence_after_the_run_says_it_finished_ends_the_watch_instead_of_a_st
 
 def test_progress_after_the_finish_a_second_fit_makes_a_silence_a_stall_again(tmp_path):
     log = tmp_path / "train.log"
-    log.write_text(progress_lines(5))
+    written_now(log, progress_lines(5))
     code = ("import dllogscan.correlate.stall as s; s.FINISH_GRACE_S = 0.5; "
             "from dllogscan.cli.fast import main; main()")
     watch = Watch(log, "--stall", "1.5s", code=code)

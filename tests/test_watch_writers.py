@@ -18,7 +18,7 @@ from dllogscan.watch.events import Outcome
 from dllogscan.watch.process import Process
 from dllogscan.watch.writers import RELOOK_POLLS, Finder, Job, listing
 from tests.conftest import progress_lines
-from tests.test_watch import BUS, FIT_ENDED, Watch
+from tests.test_watch import BUS, FIT_ENDED, Watch, written_now
 
 LINUX = pytest.mark.skipif(not Finder.possible(), reason="needs /proc (Linux)")
 APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
@@ -221,7 +221,7 @@ def holder(log: Path, *steps: tuple[float, str], code: str | None = None) -> sub
 @LINUX
 def test_a_job_writing_the_log_is_found_and_its_quiet_exit_ends_the_watch(tmp_path):
     log = tmp_path / "train.log"
-    log.write_text(progress_lines(5))
+    written_now(log, progress_lines(5))
     proc = holder(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(5)])
     watch = Watch(log, "--stall", "1s", "--settle", "1.5")
     watch.wait_for("following")
@@ -319,7 +319,7 @@ def test_lightning_test_after_fit_then_a_quiet_exit_is_no_stall(tmp_path):
              *[(0.4, progress_lines(1, 100 + i)) for i in range(3)])  # test's bar, past the grace
     for args, ending in (("--no-writers",), ["stall"]), ((), ["end"]):
         log = tmp_path / f"train{len(args)}.log"
-        log.write_text(progress_lines(5))
+        written_now(log, progress_lines(5))
         proc = holder(log, *steps)
         watch = Watch(log, "--stall", "1.5s", *args, code=code)
         watch.wait_for("following")
