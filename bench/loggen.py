@@ -45,6 +45,17 @@ FAILURES = (
     "[rank1]: RuntimeError: DataLoader worker (pid(s) 4971) exited unexpectedly\n",
 )
 PLANT_AT = (0.61, 0.97)
+#: the dense logs (``write_dense``): a failure printed on every line, or several taking turns
+DENSE = {
+    "one": ("RuntimeError: DataLoader worker (pid 1) exited unexpectedly\n",),
+    "five": ("RuntimeError: DataLoader worker (pid 1) exited unexpectedly\n",
+             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+             "memory (shm).\n",
+             "OSError: [Errno 24] Too many open files\n",
+             "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+             "you must use the 'spawn' start method\n",
+             "RuntimeError: DataLoader timed out after 120 seconds\n"),
+}
 UNIQUE = 24 << 20
 
 
@@ -122,6 +133,16 @@ def write_one_line(path: Path, size: int) -> Path:
         written = _fill(fh, big, size // 2)  # the failure sits in the middle, at any size
         fh.write(failure)
         _fill(fh, big, size - written - len(failure))
+    return path
+
+
+def write_dense(path: Path, size: int, shape: str) -> Path:
+    """The ``DENSE[shape]`` lines in turn, ``size`` bytes rounded up to whole turns: every line
+    holds a keyword, and the signatures it leads to reach their cap within the first round."""
+    unit = "".join(DENSE[shape]).encode("utf-8")
+    block = unit * max(1, (4 << 20) // len(unit))
+    with open(path, "wb", buffering=8 << 20) as fh:
+        _fill(fh, block, size + -size % len(unit))
     return path
 
 

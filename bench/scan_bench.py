@@ -4,8 +4,10 @@
 
 One run measures, each timing repeated ``--repeat`` times (median reported, runs interleaved so
 background load hits every contender alike): grep, dllogscan ``--prefilter hyperscan`` and
-``--prefilter python`` on a mostly-clean log; both engines on a log that is one line; and start-up
-(``dllogscan`` on a 1 MB log against ``python -c pass``). Peak memory is the child's max RSS
+``--prefilter python`` on a mostly-clean log; both engines on a log that is one line; start-up
+(``dllogscan`` on a 1 MB log against ``python -c pass``); and the dense logs, where every line holds
+a keyword (``loggen.DENSE``: one failure repeated, five taking turns), with all three engines
+(``--dense-only`` runs these alone, into their own block of the results). Peak memory is the child's max RSS
 from ``os.wait4``. It fails (exit 1) when the engines disagree or a memory bound is broken.
 """
 from __future__ import annotations
@@ -50,10 +52,10 @@ def run_child(cmd: list[str], stdout_path: Path, tree: Path = ROOT, cwd: Path | 
     return wall, usage, os.waitstatus_to_exitcode(status)
 
 
-def timed(cmd: list[str], stdout_path: Path) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS (MB) and exit status of one child."""
+def timed(cmd: list[str], stdout_path: Path) -> tuple[float, float, int, float]:
+    """Wall seconds, peak RSS (MB), exit status and CPU seconds of one child."""
     wall, usage, code = run_child(cmd, stdout_path)
-    return wall, usage.ru_maxrss / 1024, code
+    return wall, usage.ru_maxrss / 1024, code, usage.ru_utime + usage.ru_stime
 
 
 def write_keywords(path: Path) -> Path:
@@ -88,25 +90,26 @@ def diagnoses(path: Path) -> list:
             for d in data["diagnoses"]]
 
 
-def bench_file(log: Path, repeat: int, with_grep: bool, keywords: Path) -> dict:
-    runs: dict[str, list[tuple[float, float]]] = {}
+def bench_file(log: Path, repeat: int, with_grep: bool, keywords: Path,
+               engines: tuple[str, ...] = ("hyperscan", "python")) -> dict:
+    runs: dict[str, list[tuple[float, float, float]]] = {}
     found: dict[str, list] = {}
-    contenders = {"hyperscan": dllogscan_cmd() + [str(log), "--format", "json", "--prefilter", "hyperscan"],
-                  "python": dllogscan_cmd() + [str(log), "--format", "json", "--prefilter", "python"]}
+    contenders = {e: dllogscan_cmd() + [str(log), "--format", "json", "--prefilter", e] for e in engines}
     if with_grep:
         contenders = {"grep": ["grep", "-c", "-F", "-f", str(keywords), str(log)], **contenders}
     for _ in range(repeat):
         for name, cmd in contenders.items():
             out = OUT / f"{log.stem}.{name}.out"
-            wall, rss, code = timed(cmd, out)
+            wall, rss, code, cpu = timed(cmd, out)
             if name != "grep":
                 if code not in (0, 1):
                     raise SystemExit(f"dllogscan {name} failed with exit {code} on {log}")
                 found.setdefault(name, diagnoses(out))
-            runs.setdefault(name, []).append((wall, rss))
+            runs.setdefault(name, []).append((wall, rss, cpu))
     size_mb = log.stat().st_size / 1e6
-    res = {name: {"wall": statistics.median(w for w, _ in r), "walls": [w for w, _ in r],
-                  "rss": max(m for _, m in r)} for name, r in runs.items()}
+    res = {name: {"wall": statistics.median(w for w, _, _ in r), "walls": [w for w, _, _ in r],
+                  "cpu": statistics.median(c for _, _, c in r), "rss": max(m for _, m, _ in r)}
+           for name, r in runs.items()}
     for r in res.values():
         r["mbps"] = size_mb / r["wall"]
     return {"file": log.name, "size_mb": size_mb, "res": res, "found": found}
@@ -158,16 +161,76 @@ def report(args, main: dict, line: dict, start: dict, load: tuple) -> str:
         f"({start['dllogscan'] / start['python']:.2f}x `python -c pass`)", ""])
 
 
+DENSE_ENGINES = ("hyperscan", "ahocorasick", "python")
+
+
+def bench_dense(args, size: int, keywords: Path) -> list[dict]:
+    """Each ``loggen.DENSE`` log against ``grep -c -F -f`` on the same file, in the same run."""
+    return [bench_file(ensure(OUT / f"dense-{shape}-{args.size}.log", size,
+                              lambda path, n, shape=shape: loggen.write_dense(path, n, shape)),
+                       args.repeat, True, keywords, DENSE_ENGINES)
+            for shape in loggen.DENSE]
+
+
+def dense_report(args, dense: list[dict], load: tuple) -> str:
+    out = ["### Dense logs (`bench/scan_bench.py`): a keyword on every line", "",
+           f"Command: `python bench/scan_bench.py --size {args.size} --repeat {args.repeat} --dense-only`  ",
+           f"Machine: {machine()}  ",
+           f"Load average (1 min) before / after: {load[0]:.2f} / {load[1]:.2f}. Wall and CPU (user + system) "
+           "are medians of interleaved repeats; CPU moves less with the load of a shared machine.", ""]
+    for res in dense:
+        r = res["res"]
+        g = r["grep"]
+        out += [f"#### {res['file']} ({res['size_mb']:.0f} MB)", "",
+                "| tool | wall (median; runs) | CPU | MB/s | peak RSS | wall vs grep | CPU vs grep |",
+                "|---|---|---|---|---|---|---|",
+                *(f"| {n} | {v['wall']:.2f} s ({', '.join(f'{w:.2f}' for w in v['walls'])}) | {v['cpu']:.2f} s | "
+                  f"{v['mbps']:.0f} | {v['rss']:.0f} MB | {v['wall'] / g['wall']:.2f}x | {v['cpu'] / g['cpu']:.2f}x |"
+                  for n, v in r.items()), "",
+                f"Diagnoses, identical for every engine: `{res['found']['hyperscan']}`", ""]
+    return "\n".join(out)
+
+
+def check(results: list[dict], engines: tuple[str, ...]) -> list[str]:
+    """What went wrong: engines that disagree, a log with no diagnosis, a memory bound broken."""
+    problems = []
+    for res in results:
+        if any(res["found"][e] != res["found"][engines[0]] for e in engines):
+            problems.append(f"{res['file']}: engines disagree: {res['found']}")
+        if not res["found"][engines[0]]:
+            problems.append(f"{res['file']}: the planted failure was not found")
+        for name, v in res["res"].items():
+            if name != "grep" and v["rss"] > MEMORY_LIMIT_MB:
+                problems.append(f"{res['file']}: {name} peak RSS {v['rss']:.0f} MB > {MEMORY_LIMIT_MB} MB")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="1G", help="log size: 100M, 1G ... (default 1G)")
     ap.add_argument("--repeat", type=int, default=3, help="timing repeats per contender (median)")
     ap.add_argument("--startup-runs", type=int, default=15)
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("--dense-only", action="store_true", help="only the dense logs (a keyword on every line)")
     args = ap.parse_args()
     size = parse_size(args.size)
     OUT.mkdir(exist_ok=True)
     keywords = write_keywords(OUT / "keywords.txt")
+    load0 = os.getloadavg()[0]
+    dense = bench_dense(args, size, keywords)
+    text = dense_report(args, dense, (load0, os.getloadavg()[0]))
+    results.write_block(args.results, "scan-bench-dense", text)
+    print(text)
+    problems = check(dense, DENSE_ENGINES)
+    if not args.dense_only:
+        problems += bench_single(args, size, keywords)
+    for p in problems:
+        print("FAIL:", p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def bench_single(args, size: int, keywords: Path) -> list[str]:
+    """The mostly-clean log, the one-line log and start-up, into the ``scan-bench`` block."""
     load0 = os.getloadavg()[0]
     log = ensure(OUT / f"train-{args.size}.log", size, loggen.write_log)
     main_res = bench_file(log, args.repeat, True, keywords)
@@ -180,18 +243,7 @@ def main() -> int:
     text = report(args, main_res, line_res, start, (load0, os.getloadavg()[0]))
     results.write_block(args.results, "scan-bench", text)
     print(text)
-    problems = []
-    for res in (main_res, line_res):
-        if res["found"]["hyperscan"] != res["found"]["python"]:
-            problems.append(f"{res['file']}: engines disagree: {res['found']}")
-        if not res["found"]["hyperscan"]:
-            problems.append(f"{res['file']}: the planted failure was not found")
-        for name, v in res["res"].items():
-            if name != "grep" and v["rss"] > MEMORY_LIMIT_MB:
-                problems.append(f"{res['file']}: {name} peak RSS {v['rss']:.0f} MB > {MEMORY_LIMIT_MB} MB")
-    for p in problems:
-        print("FAIL:", p, file=sys.stderr)
-    return 1 if problems else 0
+    return check([main_res, line_res], ("hyperscan", "python"))
 
 
 if __name__ == "__main__":

@@ -22,3 +22,15 @@ def test_one_line_log_has_its_size_and_its_failure(tmp_path, size):
     assert data.count(failure) == 1 and data.index(failure) == size // 2
     assert b"\n" not in data
     assert [d.cls for d in dllogscan.scan(path).diagnoses][:1] == ["A"]
+
+
+@pytest.mark.parametrize("shape", sorted(loggen.DENSE))
+def test_dense_log_is_whole_turns_of_its_lines(tmp_path, shape):
+    """At least the size asked (``scan_bench.ensure`` makes a shorter file again), whole turns of
+    the shape's lines, each of which holds a keyword and is found."""
+    size = 300_000
+    data = loggen.write_dense(tmp_path / "dense.log", size, shape).read_bytes()
+    unit = "".join(loggen.DENSE[shape]).encode()
+    assert len(data) >= size and len(data) - size < len(unit)
+    assert data == unit * (len(data) // len(unit))
+    assert dllogscan.scan(tmp_path / "dense.log").diagnoses
