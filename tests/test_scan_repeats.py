@@ -108,3 +108,36 @@ def test_lines_of_a_signature_at_its_cap_are_passed_over_in_later_rounds(monkeyp
     monkeypatch.setattr(scanner_mod.Scanner, "_dead_test", lambda *args: None)
     every = scanner.scan(io.BytesIO(text))
     assert every.hits == out.hits and len(matched) > 8000
+
+
+DENSE = ("RuntimeError: DataLoader worker (pid 1) exited unexpectedly\n"
+         "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+         "OSError: [Errno 24] Too many open files\n")
+
+
+def test_a_round_full_of_dead_lines_is_filtered_a_block_at_a_time(monkeypatch):
+    """Every line holds a keyword whose signatures are at their cap or that the round screen rules
+    out (``deadlines.DeadTest.live``): the per-position test is asked about a block of lines at
+    most each time a signature reaches its cap, not about every line (it was asked about all 30 000,
+    a Python call each). A failure after them is still found, and the hits are those of matching
+    every line."""
+    from dllogscan.scan import deadlines, scanner as scanner_mod
+
+    text = (DENSE * 10000 + BUS + "\n" + DENSE * 2000).encode()
+    monkeypatch.setattr(limits, "CHUNK", 256 << 10)
+    monkeypatch.setattr(limits, "LOOKAHEAD", 4 << 10)
+    monkeypatch.setattr(limits, "LOOKBEHIND", 4 << 10)
+    asked: list[int] = []
+    original = deadlines.DeadTest.__call__
+
+    def counting(self, pos):
+        asked.append(pos)
+        return original(self, pos)
+
+    monkeypatch.setattr(deadlines.DeadTest, "__call__", counting)
+    scanner = pipeline.get_scanner()
+    out = scanner.scan(io.BytesIO(text))
+    assert [h.line for h in out.hits if h.signature == "A.bus-error.killed-by-signal"] == [30001]
+    assert 0 < len(asked) < 4 * deadlines.BLOCK, len(asked)
+    monkeypatch.setattr(scanner_mod.Scanner, "_dead_test", lambda *args: None)
+    assert scanner.scan(io.BytesIO(text)).hits == out.hits

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import BinaryIO, Callable, Iterator
 
 from . import limits
+from .deadlines import DeadTest, anchor_heads, key_length, live_positions
 from .linememo import LineMemo
-from .matcher import LineMatcher, cap
+from .matcher import LineMatcher
 from .output import RoundState, ScanOutput, WindowBudget, line_bounds
 from .parallel import try_parallel
 from .prefilter import Prefilter, make_prefilter
@@ -44,63 +45,24 @@ class Scanner(LineMatcher):
     def __init__(self, db: Database, prefilter: Prefilter | None = None, engine: str = "auto") -> None:
         self.prefilter = prefilter or make_prefilter(db.keywords, engine)
         super().__init__(db, self.prefilter.name)
-        self._head_len, self._by_head = self._anchor_heads(getattr(self.prefilter, "anchors", []))
+        anchors = getattr(self.prefilter, "anchors", [])
+        self._heads = anchor_heads(anchors, self._kw_bytes)
+        self._key_len = key_length(anchors)
 
-    def _anchor_heads(self, anchors: list[bytes]) -> tuple[int, dict[bytes, tuple]]:
-        """The first bytes every anchor has (as many as the shortest one holds), and for each such
-        head its anchors, each with the keywords that hold it (those a line may owe to it)."""
-        if not anchors:
-            return 0, {}
-        size = min(len(a) for a in anchors)
-        by_head: dict[bytes, list] = {}
-        for anchor in anchors:
-            held = tuple((kw, sigs) for kw, sigs in self._kw_bytes if anchor in kw)
-            by_head.setdefault(anchor[:size], []).append((anchor, held))
-        return size, {head: tuple(found) for head, found in by_head.items()}
-
-    def _dead_test(self, data: bytes, memo: LineMemo, out: ScanOutput) -> Callable[[int], bool] | None:
+    def _dead_test(self, data: bytes, memo: LineMemo, out: ScanOutput) -> DeadTest | None:
         """A test of whether the anchor at a position leads only to signatures that cannot match
-        in this round or are no longer matched, so that such a line costs no per-line work at all:
-        a signature at its ``cap`` (a failure line repeated thousands of times, a fact read once
-        from the first of many traceback frames) in any round; in a round of plain lines
-        (``RoundScreen.text``), also one whose keywords are absent or that the round screen rules
-        out (a log of near misses). The answers are remembered per anchor until another signature
-        reaches its cap (``ScanOutput.capped``). A line is still matched when one anchor it holds
-        may lead somewhere, and then against every keyword it holds, as before. None: test
-        nothing (no screen, and no signature at its cap yet)."""
-        size, by_head = self._head_len, self._by_head
+        in this round or are no longer matched, so that such a line costs no per-line work at all
+        (``deadlines.py``): a signature at its ``cap`` (a failure line repeated thousands of times,
+        a fact read once from the first of many traceback frames) in any round; in a round of plain
+        lines (``RoundScreen.text``), also one whose keywords are absent or that the round screen
+        rules out (a log of near misses). A line is still matched when one anchor it holds may lead
+        somewhere, and then against every keyword it holds, as before. None: test nothing (no
+        screen, and no signature at its cap yet)."""
         screen = memo.screen if memo.screen is not None and memo.screen.text is not None else None
-        if not size or (screen is None and not out.capped):
+        if not self._heads[0] or (screen is None and not out.capped):
             return None
-        may_match = screen.may_match if screen is not None else _any_signature
-        counts = out.counts
-        by_anchor: dict[bytes, bool] = {}
-        by_lone_head: dict[bytes, bool] = {}  # the answer for a head that one anchor alone starts with
-        capped = [out.capped]
-
-        def dead(pos: int) -> bool:
-            if out.capped != capped[0]:  # a signature has reached its cap since: answers may change
-                capped[0] = out.capped
-                by_anchor.clear()
-                by_lone_head.clear()
-            head = data[pos:pos + size]
-            found = by_lone_head.get(head)
-            if found is not None:
-                return found
-            anchors = by_head.get(head, ())
-            for anchor, held in anchors:
-                if len(anchors) == 1 or data.startswith(anchor, pos):
-                    found = by_anchor.get(anchor)
-                    if found is None:
-                        found = by_anchor[anchor] = not any(
-                            kw in data and any(counts[sig.id] < cap(sig) and may_match(sig) for sig in sigs)
-                            for kw, sigs in held)
-                    if len(anchors) == 1:
-                        by_lone_head[head] = found
-                    return found
-            return False  # every position starts an anchor: not met, kept to be safe
-
-        return dead
+        return DeadTest(data, self._heads, self._key_len, screen.may_match if screen is not None else _any_signature,
+                        out)
 
     def scan(self, stream: BinaryIO, first_line: int = 1) -> ScanOutput:
         """Scan a binary stream to its end (or its reader's limit), its first line numbered
@@ -159,7 +121,7 @@ class Scanner(LineMatcher):
             fresh: set[int] = set()
             last_end = -1
             dead = self._dead_test(data, out.memo, out) if not is_dry else None
-            for pos in positions:
+            for pos in live_positions(dead, positions):
                 if pos < last_end:
                     continue  # same line (or window) as the previous keyword
                 if dead is not None and dead(pos):
