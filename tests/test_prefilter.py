@@ -142,6 +142,33 @@ def test_over_the_packed_limit_the_anchors_are_searched_in_groups():
         assert engine.positions(data, start, end) == reference.positions(data, start, end)
 
 
+def test_a_dense_window_is_known_as_such_after_one_group(shipped_db):
+    """A window whose first packed group already finds more than one match per
+    ``DENSE_BYTES_PER_MATCH`` bytes is searched whole with the overlapping search: the other
+    groups' leftmost searches (each a Python tuple per match) and their sort are not run."""
+    _needs("ahocorasick")
+    from dllogscan.scan.anchors import packed_groups
+
+    engine = prefilter.AhoCorasickPrefilter(shipped_db.keywords)
+    assert len(engine._leftmost) > 1
+    asked: list[int] = []
+
+    class Counting:
+        def __init__(self, index, searcher):
+            self.index, self.searcher = index, searcher
+
+        def find_matches_as_indexes(self, window):
+            asked.append(self.index)
+            return self.searcher.find_matches_as_indexes(window)
+
+    engine._leftmost = [Counting(i, s) for i, s in enumerate(engine._leftmost)]
+    data = b"step 1 " + packed_groups(engine.anchors)[0][0] + b" done\n"
+    data *= 5000
+    reference = prefilter.FindPrefilter(shipped_db.keywords)
+    assert engine.positions(data, 0, len(data)) == reference.positions(data, 0, len(data))
+    assert asked == [0]
+
+
 def test_a_line_with_only_a_word_of_a_keyword_is_not_woken(shipped_db):
     """No anchor stands for a family of keywords: a line with ``workers`` alone is not found,
     the lines with real keywords are."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from operator import itemgetter
 from typing import Iterable, Protocol
 
 from .anchors import anchors, packed_groups
@@ -82,7 +83,7 @@ class AhoCorasickPrefilter:
         limit = min(len(data), end + self.longest)
         with memoryview(data) as view:
             first = self._first(view[start:limit]) if self._leftmost else None
-            if first is None or len(first) * DENSE_BYTES_PER_MATCH > limit - start:
+            if first is None:
                 matches = self._automaton.find_matches_as_indexes(view[start:limit], overlapping=True)
                 found = [start + at for _, at, _ in matches if at < end - start]
             else:
@@ -90,15 +91,18 @@ class AhoCorasickPrefilter:
         found.sort()
         return found
 
-    def _first(self, window: memoryview) -> list[tuple[int, int, int]]:
-        """The leftmost-first matches of each packed group, in the order they start: every
-        occurrence of an anchor overlaps one of its own group's."""
-        if len(self._leftmost) == 1:
-            return self._leftmost[0].find_matches_as_indexes(window)
+    def _first(self, window: memoryview) -> list[tuple[int, int, int]] | None:
+        """The leftmost-first matches of each packed group, in the order they start (every
+        occurrence of an anchor overlaps one of its own group's); None once they number more than
+        one per ``DENSE_BYTES_PER_MATCH`` bytes, the groups left unsearched and nothing sorted: the
+        window is searched whole then."""
         found: list[tuple[int, int, int]] = []
         for searcher in self._leftmost:
             found.extend(searcher.find_matches_as_indexes(window))
-        found.sort(key=lambda m: m[1])
+            if len(found) * DENSE_BYTES_PER_MATCH > len(window):
+                return None
+        if len(self._leftmost) > 1:
+            found.sort(key=itemgetter(1))
         return found
 
     def _in_lines(self, data: bytes, view: memoryview, start: int, limit: int, end: int,
