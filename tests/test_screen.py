@@ -3,6 +3,7 @@ screen's premise (``normalize.plain_lines``) means every matched text is a subst
 from __future__ import annotations
 
 import random
+import re
 
 import io
 
@@ -156,6 +157,30 @@ def test_plain_lines_refuses_what_cleaning_changes():
     for data in (b" > a", b"a\r b", b"\x1b[31ma", b"[rank1]: a", b"a\n> b", b"a \nb", b"a\n\tb", b"12: x", b"a\\nb",
                  "caf\u00e9".encode(), b"x" * (normalize.MAX_VIEW_CHARS + 1)):
         assert not normalize.plain_lines(data), data
+
+
+def _plain_lines_by_splitting(data: bytes) -> bool:
+    """``plain_lines`` as it read until session 64: four searches for a blank next to a newline,
+    and the longest line from a split into every line."""
+    if data.translate(None, normalize.PLAIN_BYTES) or b"\\n" in data:
+        return False
+    if data[:1] in (b" ", b"\t") or any(pair in data for pair in (b" \n", b"\t\n", b"\n ", b"\n\t")):
+        return False
+    if normalize.PREFIX_START_RE.match(data) or re.search(rb"\n(?:" + normalize.PREFIX_STARTS + rb")", data):
+        return False
+    return max(map(len, data.split(b"\n"))) <= normalize.MAX_VIEW_CHARS
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.lists(st.sampled_from(["a", " ", "\t", "\n", "\n ", " \n", "\n\t", "\t\n", "> ", "[rank1]: ", "12: ", "#",
+                                 "\\n", "\r", "x" * 1500]), max_size=12))
+def test_plain_lines_answers_as_splitting_did(parts):
+    """One search for the line starts and a walk from newline to newline for the longest line
+    (``lines_at_most``) give the old answer, long lines and lines of blanks included."""
+    data = "".join(parts).encode()
+    assert normalize.plain_lines(data) == _plain_lines_by_splitting(data), data
+    for most in (0, 1, 3, 1500, 3000):
+        assert normalize.lines_at_most(data, most) == (max(map(len, data.split(b"\n"))) <= most), (data, most)
 
 
 def _examples_and_near_misses() -> list[str]:

@@ -35,8 +35,11 @@ PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 PLAIN_LINE_BYTES = bytes(range(0x20, 0x7F)) + b"\t"
 BLANKS = (b" ", b"\t")
 ESCAPED_NL_BYTES = ESCAPED_NL.encode()
-PREFIX_START_RE = re.compile(rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT|\{\"")
-PREFIX_LINE_RE = re.compile(rb"\n(?:>|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT|\{\")")
+PREFIX_STARTS = rb">|#|\[rank|\[RANK|\[default|\d{1,4}: |\d{4}-\d\d-\d\dT|\{\""
+PREFIX_START_RE = re.compile(PREFIX_STARTS)
+#: a line after the first that starts with a blank or with a prefix (``plain_lines``): one search
+#: where ``\n `` and ``\n\t`` were two more passes over the data, each slower than this one
+LINE_START_RE = re.compile(rb"\n(?:[ \t]|" + PREFIX_STARTS + rb")")
 #: where a structured log record keeps the line: Docker json-file and Fluent Bit ``log``,
 #: journald ``MESSAGE``, most shippers ``message`` or ``msg``, Cloud Logging ``textPayload``
 #: (or ``jsonPayload.message``)
@@ -167,10 +170,23 @@ def plain_lines(data: bytes) -> bool:
     line start that ``strip_prefixes`` would remove (a superset of its rules is checked), and no
     line longer than ``MAX_VIEW_CHARS``. Then each line's view, and two neighbouring lines
     joined by a space, are substrings of ``data`` with newlines read as spaces."""
-    if data.translate(None, PLAIN_BYTES) or ESCAPED_NL.encode() in data:
+    if data.translate(None, PLAIN_BYTES) or ESCAPED_NL_BYTES in data:
         return False
-    if data[:1] in (b" ", b"\t") or any(pair in data for pair in (b" \n", b"\t\n", b"\n ", b"\n\t")):
+    if data[:1] in BLANKS or b" \n" in data or b"\t\n" in data:
         return False
-    if PREFIX_START_RE.match(data) or PREFIX_LINE_RE.search(data):
+    if PREFIX_START_RE.match(data) or LINE_START_RE.search(data):
         return False
-    return max(map(len, data.split(b"\n"))) <= MAX_VIEW_CHARS
+    return lines_at_most(data, MAX_VIEW_CHARS)
+
+
+def lines_at_most(data: bytes, most: int) -> bool:
+    """Whether no line of ``data`` is longer than ``most`` bytes: a walk from a newline to the
+    last one within ``most + 1`` bytes (a round of 4 MB took 15 ms to split into its lines, one
+    bytes object each, for their longest; the walk, about one ``rfind`` per 4 KB, under 1 ms)."""
+    pos, size = 0, len(data)
+    while size - pos > most:
+        nl = data.rfind(b"\n", pos, pos + most + 1)
+        if nl == -1:
+            return False
+        pos = nl + 1
+    return True
