@@ -170,9 +170,11 @@ def plain_lines(data: bytes) -> bool:
     line start that ``strip_prefixes`` would remove (a superset of its rules is checked), and no
     line longer than ``MAX_VIEW_CHARS``. Then each line's view, and two neighbouring lines
     joined by a space, are substrings of ``data`` with newlines read as spaces."""
-    if data.translate(None, PLAIN_BYTES) or ESCAPED_NL_BYTES in data:
+    # a backslash or a tab is seldom there: one memchr pass for it (0.1 ms per 4 MB) spares the
+    # search for its pair (bytes.find of a two-byte needle: 3-4 ms)
+    if data.translate(None, PLAIN_BYTES) or (b"\\" in data and ESCAPED_NL_BYTES in data):
         return False
-    if data[:1] in BLANKS or b" \n" in data or b"\t\n" in data:
+    if data[:1] in BLANKS or b" \n" in data or (b"\t" in data and b"\t\n" in data):
         return False
     if PREFIX_START_RE.match(data) or LINE_START_RE.search(data):
         return False
