@@ -30,7 +30,15 @@ from ..core.models import Diagnosis, Evidence, Fix, Hit, ScanResult
 from ..core.paths import DATA_DIR, data_document
 from ..core.printable import escape
 
-EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+#: the longest name DNS allows, and the longest local part of an e-mail address (RFC 5321): a
+#: host or an address is looked for only where fewer of its characters follow its start, so that
+#: on a long run of them (``a.`` * 20 000) each start costs no more than a name (before, each
+#: start scanned to the end of the run: quadratic)
+NAME_MAX = 253
+LOCAL_MAX = 64
+NAME_START = rf"(?![A-Za-z0-9.-]{{{NAME_MAX + 1}}})"
+EMAIL_RE = re.compile(rf"\b(?![A-Za-z0-9._%+-]{{{LOCAL_MAX + 1}}})[A-Za-z0-9._%+-]+@"
+                      r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 #: a user's home: after a home folder (``data/redact.toml``'s ``home_folders``: ``HOMES``) at the
 #: root or a few folders down, or one of its ``root_home_folders`` at the root; ``/Users/``,
 #: ``/scratch/``, Windows' ``C:\\Users\\``, ``~`` where it starts a word and a name follows (not
@@ -89,11 +97,11 @@ RUN_FOLDER_SPAN = 40
 #: file's (``settings.local.py``, ``config.local.yaml``, ``app.home.toml``), no host's; a log's or
 #: an output's (``.log``, ``.txt``, ``.json``: ``FILE_SUFFIX_RE``) may follow a host's name
 CODE_SUFFIX = r"\.(?:py|pyc|ipynb|ya?ml|toml|cfg|ini|conf|env|sh|js|ts|sql|xml|html?|lock)\b"
-FQDN_RE = re.compile(rf"\b(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b(?!{CODE_SUFFIX})|"
-                     rf"\b(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
+FQDN_RE = re.compile(rf"\b{NAME_START}(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}\b(?!{CODE_SUFFIX})|"
+                     rf"\b{NAME_START}(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}})\b(?![.\w/-])")
 #: a host at the start of a piece of a file name, followed by ``-`` (``gpu1.uni-x.de-stderr``): its
 #: first label has a digit, so that a dotted word before a hyphen (``train.tok.en-de``) is no host
-DASHED_HOST_RE = re.compile(rf"(?=[A-Za-z0-9-]*\d)(?:(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}|"
+DASHED_HOST_RE = re.compile(rf"{NAME_START}(?=[A-Za-z0-9-]*\d)(?:(?:[A-Za-z0-9-]+\.)+{COMMON_DOMAINS}|"
                             rf"(?:[A-Za-z0-9-]+\.){{2,}}(?P<cc>[a-z]{{2}}))(?=-[A-Za-z0-9])")
 NOT_COUNTRY = {"py", "sh", "so", "gz", "xz", "js", "md", "rs", "go", "pl", "rb", "cc", "cu", "hh", "ts", "pt", "th",
                "h5", "db", "el", "mk", "in", "ko", "o", "a", "ps", "cs", "fs", "vs", "ok", "id", "fa"}
@@ -106,7 +114,9 @@ PATH_PIECE_RE = re.compile(r"(?<![^/\\_!])[A-Za-z0-9][A-Za-z0-9.-]*")
 PATH_WORD_RE = re.compile(r"[\w.~+%/\\-]+")
 #: its pieces: as a name's, but one after ``_`` is part of a word there (``x_only.home``)
 TEXT_PIECE_RE = re.compile(r"(?<![^/\\])[A-Za-z0-9][A-Za-z0-9.-]*")
-FILE_SUFFIX_RE = re.compile(r"(?i)(?:\.(?:log|txt|out|err|stdout|stderr|json|jsonl|csv|gz|bz2|xz|zst|tar|tgz|zip|\d+))+$")
+#: one of them: ``suffix_start`` peels them off the end one by one (a search for the chain to the
+#: end, tried from each ``.``, was quadratic on ``1.`` * 6 000)
+FILE_SUFFIX_RE = re.compile(r"(?i)\.(?:log|txt|out|err|stdout|stderr|json|jsonl|csv|gz|bz2|xz|zst|tar|tgz|zip|\d+)")
 MIN_LEARNT_NUMBER = 4  # a learnt job id this short is replaced only where a job label names it
 PID_BEFORE_RE = re.compile(r"(?i)(?:\bpids?|pid\(s\)|\bprocess|\btask|\btid)\W{0,3}$")
 #: the word lists (public domains, local host names, ...): ``data/redact.toml``
@@ -261,7 +271,7 @@ class Redactor:
     def _path_word(self, m: re.Match) -> str:
         """A path or file name in a text with each piece that is a host replaced (``_host_piece``)."""
         word = m.group()
-        if "." not in word or not ("/" in word or "\\" in word or FILE_SUFFIX_RE.search(word)):
+        if "." not in word or not ("/" in word or "\\" in word or suffix_start(word) < len(word)):
             return word
         return TEXT_PIECE_RE.sub(lambda p: self._host_piece(p.group(), _in_run(word, p.start())) or p.group(), word)
 
@@ -289,16 +299,14 @@ class Redactor:
         hidden = self._host_piece(piece, _in_run(m.string, m.start()))
         if hidden is not None:
             return hidden
-        suffix = FILE_SUFFIX_RE.search(piece)
-        name = piece[:suffix.start()] if suffix else piece
+        name = piece[:suffix_start(piece)]
         return self._named(name) + piece[len(name):] if self.names else piece
 
     def _host_piece(self, piece: str, run: bool = False) -> str | None:
         """``piece`` of a name with its host replaced, where, its file suffixes aside, it is a host
         name alone (``n12.cs.ox.ac.uk``) or one before ``-`` (``gpu1.uni-x.de-stderr.txt``); else
         None. A ``run``'s name (``runs/bert.base.lr.3e-5.de``) is a host only under a site's domain."""
-        suffix = FILE_SUFFIX_RE.search(piece)
-        name = piece[:suffix.start()] if suffix else piece
+        name = piece[:suffix_start(piece)]
         host = (FQDN_RE.fullmatch(name) or DASHED_HOST_RE.match(name)) if "." in name else None
         if not host or (run and not _site_host(host.group())):
             return None
@@ -450,6 +458,15 @@ def _in_run(s: str, at: int) -> bool:
         return False
     folder = re.split(r"[/\\\s\"'=:]", before[:-1])[-1]
     return folder.lower() in words()["run_folders"]
+
+
+def suffix_start(name: str) -> int:
+    """Where the file suffixes at the end of ``name`` start (``.out.1.gz``: ``FILE_SUFFIX_RE``), or
+    its length where none: each is a ``.`` and what follows it up to the next, from the last back."""
+    start = len(name)
+    while (dot := name.rfind(".", 0, start)) >= 0 and FILE_SUFFIX_RE.fullmatch(name, dot, start):
+        start = dot
+    return start
 
 
 def _site_host(name: str) -> bool:
