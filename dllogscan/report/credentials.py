@@ -94,7 +94,23 @@ def _detectors():
             patterns += list(cls.denylist)
         elif issubclass(cls, HighEntropyStringsPlugin):
             entropy.append(cls())
-    return tuple(patterns), (KeywordDetector(), CONFIG_DENYLIST_REGEX_TO_GROUP), tuple(entropy)
+    return (tuple((p, _needs(p)) for p in patterns), (KeywordDetector(), CONFIG_DENYLIST_REGEX_TO_GROUP),
+            tuple(entropy))
+
+
+def _needs(pattern: re.Pattern) -> str:
+    """The longest run of plain characters in ``pattern``'s outer sequence, which every match
+    holds ('' under IGNORECASE): a detector is run only on a text that has it. npm's
+    (``//.+/:_authToken=``) tried ``.+`` from each ``//``: 2.5 s on 24 KB of ``//``."""
+    from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parser (sre_parse)
+
+    if pattern.flags & re.IGNORECASE:
+        return ""
+    best, run = "", ""
+    for op, arg in _parser.parse(pattern.pattern, pattern.flags):
+        run = run + chr(arg) if op is _parser.LITERAL else ""
+        best = max(best, run, key=len)
+    return best
 
 
 def _span(m: re.Match, text: str) -> tuple[int, int]:
@@ -126,7 +142,7 @@ def find(text: str) -> list[tuple[int, int]]:
         return []
     patterns, _, _ = _detectors()
     spans: list[tuple[int, int]] = []
-    for regex in (*patterns, *OWN_RULES):
+    for regex in (*(p for p, needs in patterns if needs in text), *OWN_RULES):
         for m in regex.finditer(text):
             if regex is OWN_RULES[-1] and NOT_A_KEY_RE.search(text, 0, m.start()):
                 continue
