@@ -102,12 +102,16 @@ def _needs(pattern: re.Pattern) -> str:
     """The longest run of plain characters in ``pattern``'s outer sequence, which every match
     holds ('' under IGNORECASE): a detector is run only on a text that has it. npm's
     (``//.+/:_authToken=``) tried ``.+`` from each ``//``: 2.5 s on 24 KB of ``//``."""
-    from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parser (sre_parse)
+    try:  # the stdlib's own parser (sre_parse), private: a Python without it runs every detector
+        from re import _parser  # type: ignore[attr-defined]
 
+        parsed = list(_parser.parse(pattern.pattern, pattern.flags))
+    except (ImportError, AttributeError, TypeError, re.error):
+        return ""
     if pattern.flags & re.IGNORECASE:
         return ""
     best, run = "", ""
-    for op, arg in _parser.parse(pattern.pattern, pattern.flags):
+    for op, arg in parsed:
         run = run + chr(arg) if op is _parser.LITERAL else ""
         best = max(best, run, key=len)
     return best

@@ -69,3 +69,17 @@ def test_a_detector_skipped_for_want_of_its_words_still_finds_its_credential():
     line = f"//registry.npmjs.org/:_authToken={token}"
     assert [line[a:b] for a, b in find(line)] == [token]
     assert find("//" * 12_000) == []
+
+
+def test_a_python_without_the_private_regex_parser_runs_every_detector(monkeypatch):
+    """``_needs`` reads patterns with ``re._parser``, a private module: where it is missing, each
+    detector runs on every text (slower on hostile runs, the same credentials found)."""
+    import re
+    import sys
+
+    from dllogscan.report import credentials
+
+    monkeypatch.delattr(re, "_parser", raising=False)
+    monkeypatch.setitem(sys.modules, "re._parser", None)
+    assert credentials._needs(re.compile("//.+/:_authToken=")) == ""
+    assert credentials._needs(re.compile("(?i)abc")) == ""
