@@ -191,6 +191,7 @@ def test_children_left_by_a_writer_that_exited_are_orphans_and_theirs_too(tmp_pa
         assert not job.gone()  # sighted
         clock.now = 1.0
         assert not job.gone() and len(job.writers) == 3 and job.orphans == ()
+        assert job.main.pid == os.getppid()  # the workers' root: the process a hang's dump takes
         (main / "stat").write_text(stat_line(os.getppid(), "python", 100, state="Z"))
         assert job.gone() and {p.pid for p in job.orphans} == {os.getpid(), helper.pid}
         assert not job.taken_over()  # nothing written since
@@ -293,6 +294,28 @@ def test_a_renamed_log_watched_through_a_symlink_still_finds_its_writer_and_no_w
         sleeper.wait()
     rc, events = watch.finish()
     assert rc == 0 and events[0]["reason"] == "exited", (events, watch.err)
+
+
+@LINUX
+def test_a_stall_of_a_job_whose_writer_is_known_gives_its_pid_to_py_spy(tmp_path):
+    """The watch knows the process that writes the log: a stall's py-spy dump names it (it read
+    ``--pid <pid>`` before)."""
+    log = tmp_path / "train.log"
+    written_now(log, progress_lines(5))
+    proc = holder(log, *[(0.1, progress_lines(1, 5 + i)) for i in range(3)], (30.0, ""))
+    try:
+        watch = Watch(log, "--stall", "1.5s")
+        watch.wait_for(f"writers of {log}: {proc.pid}")
+        proc.stdin.close()
+        rc, events = watch.finish()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 1 and [e["event"] for e in events] == ["stall"], (events, watch.err)
+    diagnosis = events[0]["diagnoses"][0]
+    commands = [c for f in diagnosis["fixes"] for c in f["commands"] if c.startswith("py-spy dump")]
+    assert commands and all(f"--pid {proc.pid}" in c for c in commands), commands
+    assert diagnosis["facts"]["job_pid"] == str(proc.pid) and "pid" not in diagnosis["facts"]
 
 
 @LINUX

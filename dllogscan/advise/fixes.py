@@ -119,8 +119,11 @@ def fill_values(facts: dict[str, str]) -> dict[str, str]:
     shows the reporter's workaround, not the failing setting, and a fix that sets up workers with
     0 of them is code PyTorch refuses (spawn, persistent_workers: ``... needs num_workers > 0``)
     or that does nothing (a timeout, which only the workers' queue reads): such a fix shows
-    ``<num_workers>``, or its default."""
+    ``<num_workers>``, or its default. Where no worker's pid is known, ``{pid}`` reads the job's own
+    (``job_pid``, which ``watch`` knows), not shown as a ``pid`` fact."""
     values = {**facts, **fewer_workers(facts)}
+    if "pid" not in values and "job_pid" in values:  # no worker's pid: the job's own (a watched stall)
+        values["pid"] = values["job_pid"]
     if "num_workers" in values and not values["num_workers"].strip("0"):
         del values["num_workers"]
     return values

@@ -131,15 +131,18 @@ def run(source: Source, scanner: Scanner | None = None,
                       document=out.document, notes=notes)
 
 
-def run_stalled(source: Source, scanner: Scanner, stall: Stall) -> ScanResult:
+def run_stalled(source: Source, scanner: Scanner, stall: Stall, job_pid: int | None = None) -> ScanResult:
     """Diagnose a source whose progress stopped while it was followed (``correlate.stall.Stall``,
     seen by ``watch``): the hang the stall makes (``with_silence``), its fixes filled in with the
-    text's configuration facts. The stall was seen, not read from the text: whatever else the text
-    holds, the verdict is this hang."""
+    text's configuration facts and ``job_pid``, the stalled job's own process where the watch knows
+    it (the pid its py-spy dump takes). The stall was seen, not read from the text: whatever else the
+    text holds, the verdict is this hang."""
     out, error = scan_source(source, scanner)
     if out is None:
         return ScanResult(source=source.name, error=error)
     _, facts = correlate(out.hits, scanner.db, min_confidence=0.0)
+    if job_pid is not None:
+        facts = {**facts, "job_pid": str(job_pid)}
     diagnoses = tuple(advise(_with_config(d, facts), scanner.db) for d in with_silence([], stall))
     return ScanResult(source=source.name, diagnoses=diagnoses, error=error, lines=out.lines,
                       bytes_read=out.bytes_read, hits=tuple(out.hits), facts=facts)

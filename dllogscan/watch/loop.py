@@ -92,6 +92,7 @@ class Watch:
         self.source = path
         self.lines_read = 0
         self.ended: str | None = None  # why the watch ends by itself (``Outcome.reason``)
+        self.job_pid: int | None = None  # the job's own process, once known (a stall's py-spy dump)
         self._restart()
 
     def _restart(self) -> None:
@@ -192,7 +193,7 @@ class Watch:
         return [("failure", dataclasses.replace(result, diagnoses=new))]
 
     def _stalled(self, stall: Stall) -> ScanResult:
-        return pipeline.run_stalled(self._window(), self.scanner, stall)
+        return pipeline.run_stalled(self._window(), self.scanner, stall, self.job_pid)
 
     def close(self) -> None:
         self.follower.close()
@@ -205,6 +206,8 @@ def _poll(state: Watch, job: Job, clock: Callable[[], float],
     writes after it) and ``state.ended`` says ``exited``, unless a new writer took over, or the
     children the job left running wrote since (``Job.taken_over``)."""
     now = clock()
+    main = job.main
+    state.job_pid = main.pid if main is not None else None
     if not job.gone():
         return now, state.tick(now)
     sleep(state.options.settle)

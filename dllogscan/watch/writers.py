@@ -232,6 +232,18 @@ class Job:
         return tuple(self.processes) if self.finder is not None else ()
 
     @property
+    def main(self) -> Process | None:
+        """The job's own process, the one to dump while it hangs: the ``--pid`` given, else the
+        first writer (relays aside) whose parent is none of the writers (its workers, which
+        inherit its output, are its children); None while no writer is known."""
+        if self.finder is None:
+            return self.processes[0] if self.processes else None
+        relays = {p.pid for p in self.relays}
+        own = [p for p in self.processes if p.pid not in relays]
+        pids = {p.pid for p in own}
+        return next((p for p in own if p.parent not in pids), None)
+
+    @property
     def relays(self) -> tuple[Process, ...]:
         """The writers that pass on the output of others of the job (a ``tee`` whose upstream was
         found), whose own life then does not count."""
