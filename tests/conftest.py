@@ -1,6 +1,8 @@
 """Shared fixtures: the mini signature database and helpers that write test inputs."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,10 @@ def top_of(tmp_path):
         found = dllogscan.scan(path).diagnoses
         return found[0] if found else None
     return top
+
+
+def process_group(code: str, *args: object) -> subprocess.Popen:
+    """``python -c code ARGS`` in a session of its own (a process group to signal, as a terminal
+    or a scheduler signals a job), its standard output and error read as text."""
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tests.batch_data import BUS, build
+from tests.conftest import process_group
 from tests.test_batch import SIGS
 
 
@@ -410,8 +411,7 @@ def test_ctrl_c_ends_a_dask_batch_with_no_traceback_from_its_workers(tmp_path):
         "writers.Writer.write = write\n"
         "from dllogscan.cli.fast import main\n"
         "main(['batch', sys.argv[1], '--engine', 'dask', '--jobs', '1', '--out', sys.argv[2], '--no-progress'])\n")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = process_group(code, tmp_path, out)
     assert proc.stdout.readline() == "started\n"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -9,6 +9,7 @@ import signal
 import pytest
 
 from dllogscan.batch import engines, forkpool
+from tests.conftest import process_group
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")
 
@@ -210,7 +211,6 @@ def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
     """Ctrl-C reaches the whole process group: the workers ignore it, the gathering process says
     "interrupted" (exit 130) and ends them; no traceback from anyone."""
     import subprocess
-    import sys
     import time
 
     for i in range(8):
@@ -225,8 +225,7 @@ def test_ctrl_c_ends_the_batch_with_one_line_and_no_worker_left(tmp_path):
         "engines.process_chunk = slow\n"
         "from dllogscan.cli.fast import main\n"
         "main(['batch', sys.argv[1], '--jobs', '2', '--out', sys.argv[2], '--no-progress'])\n")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(tmp_path / "rows.jsonl")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = process_group(code, tmp_path, tmp_path / "rows.jsonl")
     assert proc.stdout.readline() == "started\n"
     time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)
@@ -240,7 +239,6 @@ def test_an_interrupt_while_a_row_is_written_ends_the_workers_at_once(tmp_path):
     ends with the interrupt at once and no worker left (the one on its slow chunk would
     otherwise hold the terminal's pipe for a minute)."""
     import subprocess
-    import sys
     import time
 
     for name in ("a-quick.log", "b-slow.log"):
@@ -265,8 +263,7 @@ def test_an_interrupt_while_a_row_is_written_ends_the_workers_at_once(tmp_path):
         "    print('interrupted', flush=True)\n"
         "    sys.exit(130)\n")
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = process_group(code, tmp_path)
     try:
         out, err = proc.communicate(timeout=30)
     finally:
@@ -338,8 +335,6 @@ def test_sigterm_to_the_process_group_ends_a_forked_batch_with_the_rows_done(tmp
     """``timeout``/``scancel`` signal the workers too: the batch still ends with exit 130, the
     output holds the rows finished (as many as stderr says) and no row of a worker it killed."""
     import json
-    import subprocess
-    import sys
     import time
 
     for name in ("a-quick.log", "b-quick.log", "c-slow.log"):
@@ -358,8 +353,7 @@ def test_sigterm_to_the_process_group_ends_a_forked_batch_with_the_rows_done(tmp
         "engines.process_chunk = chunk\n"
         "from dllogscan.cli.fast import main\n"
         "main(['batch', sys.argv[1], '--jobs', '3', '--out', sys.argv[2], '--no-progress'])\n")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = process_group(code, tmp_path, out)
     try:
         assert proc.stdout.readline() == "started\n"
         deadline = time.monotonic() + 30
