@@ -16,9 +16,10 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         default_signatures: bool = True, min_confidence: float = 0.5, prefilter: str = "auto",
         classifier: str = "weak", progress: Optional[bool] = None, redact: bool = False) -> int:
     """Diagnose every log under ``paths``; write the rows (in ``fmt``, else the format ``out``'s
-    extension names, which must not name another; jsonl on standard output, which an ``out`` of
-    ``-`` names too), redacted with ``redact``; return the exit status. A usage error or a
-    batch that cannot run is one ``Error: ...`` line on stderr and exit 2."""
+    extension names, which must not name another; jsonl on standard output where ``out`` is None,
+    as the options read ``--out -`` too: ``output.out_path``), redacted with ``redact``; return the
+    exit status. A usage error or a batch that cannot run is one ``Error: ...`` line on stderr and
+    exit 2."""
     from ..batch import Config
     from ..batch.runner import run_batch
     from ..batch.writers import BATCH_FORMATS, Writer, format_for
@@ -36,8 +37,6 @@ def run(paths: Sequence[str], out: Optional[Path] = None, fmt: Optional[str] = N
         if fmt is not None:
             check_choice("--format", fmt, BATCH_FORMATS)
         redactor = _redactor() if redact else None
-        if out is not None and str(out) == "-":  # standard output, as without --out (not a file named "-")
-            out = None
         if out is not None:  # --format decides, as in scan; an extension of another format contradicts it
             check_agrees(fmt, out, SUFFIXES.get(out.suffix.lower()))
             writer = Writer(fmt or format_for(out), out, redactor=redactor)
