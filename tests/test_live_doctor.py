@@ -234,6 +234,12 @@ def test_doctor_sample_that_hangs_is_cut_and_reported_as_class_e(factory, timeou
     assert f"[high] class E/hang: --sample tests.live_datasets:{factory} hangs" in text and "? (--sample hung)" in text
 
 
+def test_doctor_unknown_format_is_one_line():
+    proc = _doctor("--format", "yaml")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "Error: unknown format 'yaml'; choose text or json\n"
+
+
 @pytest.mark.parametrize("value", ["soon", "0.5", "2 weeks"])
 def test_doctor_timeout_that_is_no_duration_is_one_line(value):
     """Before: typer's boxed 'not a valid float' or 'not in the range x>=1'."""

@@ -101,6 +101,7 @@ def test_cli_healthy_ladder_json_and_measurements():
     (["a:b", "--timeout", "soon"], "--timeout takes a duration of at least 1s such as 90s, 30m or 2h (got 'soon')"),
     (["a:b", "--timeout", "500ms"], "--timeout takes a duration of at least 1s such as 90s, 30m or 2h (got '500ms')"),
     (["a:b", "--timeout", "-3"], "--timeout takes a duration of at least 1s"),
+    (["a:b", "--format", "yaml"], "Error: unknown format 'yaml'; choose text or json"),
 ])
 def test_cli_usage_errors_are_one_line(args, message):
     proc = subprocess.run([sys.executable, "-m", "dllogscan", "repro", *args], capture_output=True,

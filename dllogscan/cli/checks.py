@@ -97,3 +97,11 @@ def check_duration(option: str, value: str | None, least: float = 0.0) -> float 
         floor = f" of at least {least:g}s" if least else ""
         raise UsageError(f"{option} takes a duration{floor} such as 90s, 30m or 2h (got {value!r})")
     return seconds
+
+
+def check_live_options(fmt: str, timeout: str, least: float) -> float:
+    """The options ``doctor`` and ``repro`` share: ``--format`` (text | json) and ``--timeout``
+    (a duration of at least ``least`` seconds), the latter in seconds; UsageError otherwise."""
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown format {fmt!r}; choose text or json")
+    return check_duration("--timeout", timeout, least)  # type: ignore[return-value]

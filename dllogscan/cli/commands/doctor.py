@@ -41,15 +41,13 @@ finding, with the line it was stuck at and its likely cause.
         import sys
 
         from ...advise.fixes import parse_size
-        from ..checks import check_duration
+        from ..checks import check_live_options
         from ..output import fail
         from ...core.errors import DllogscanError
         from ...live import require_torch
 
-        if fmt not in ("text", "json"):
-            raise fail(f"unknown format {fmt!r}; choose text or json")
         try:
-            seconds = check_duration("--timeout", timeout, LEAST_HANG)
+            seconds = check_live_options(fmt, timeout, LEAST_HANG)
         except DllogscanError as exc:
             raise fail(str(exc))
         if batch_bytes and sample:
