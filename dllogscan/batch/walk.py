@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from stat import S_ISDIR
 from typing import Callable, Iterable, Iterator
 
 from .archives import archive_kind
@@ -126,12 +127,15 @@ def _expand_glob(pattern: str, overlaps: _Overlaps) -> Iterator[tuple[str, int]]
         if overlaps.under_root(match) or overlaps.named(match) or \
                 overlaps.globbed(match, own if own.deep else None):
             continue
-        if os.path.isdir(match) and not os.path.islink(match):
+        info = _stat(match)  # one system call for a file matched (there were three)
+        if info is None or not S_ISDIR(info.st_mode):
+            yield match, -1 if info is None else info.st_size
+        elif os.path.islink(match):
+            yield match, 0
+        else:
             for path, size in _walk_dir(match, overlaps.is_root if overlaps.roots else None):
                 if not (overlaps.named(path) or overlaps.globbed(path)):
                     yield path, size
-        else:
-            yield match, 0 if os.path.isdir(match) else _size(match)
     overlaps.globs.append(own)
 
 
@@ -227,10 +231,15 @@ def _inode(path: str) -> int:
 
 
 def _size(path: str) -> int:
+    info = _stat(path)
+    return -1 if info is None else info.st_size
+
+
+def _stat(path: str) -> os.stat_result | None:
     try:
-        return os.stat(path).st_size
+        return os.stat(path)
     except OSError:
-        return -1
+        return None
 
 
 def chunks(paths: Iterable[str], max_files: int = CHUNK_FILES, max_bytes: int = CHUNK_BYTES) -> Iterator[list[str]]:
