@@ -1,4 +1,5 @@
-"""The header half of the read deadline, and the uvicorn settings the page runs with.
+"""The header half of the read deadline, the answers written below the app, and the uvicorn
+settings the page runs with.
 
 uvicorn times an idle keep-alive connection (5 s), but nothing once a client has sent its first
 byte: one that sends a header line every few seconds holds its connection, and its socket, for
@@ -6,11 +7,16 @@ as long as it likes. ``DeadlineProtocol`` is uvicorn's h11 protocol with one tim
 request's headers must be complete within ``read_timeout`` seconds of the connection opening (or
 of the last answer on it), else the client is told 408 and the connection closed. The body's half
 is the guard's (``guard.py``), which times it from the headers on.
+
+Some answers leave before any request reaches the app (and its guard): the 408 above, and the 400
+for bytes that are no HTTP request (a malformed request line or header, headers past h11's
+16 KiB). ``raw_answer`` writes them with the headers every answer of the page carries.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -20,16 +26,24 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from .guard import DEFAULT_READ_TIMEOUT, SECURITY_HEADERS, Guard, read_timeout_error
 
 
-def timeout_answer(seconds: float) -> bytes:
-    """A whole 408 response, written straight to the socket (no request was parsed to answer)."""
-    body = json.dumps({"error": read_timeout_error(seconds)}).encode()
-    head = [b"HTTP/1.1 408 Request Timeout", b"content-type: application/json",
-            b"content-length: %d" % len(body), b"connection: close", *(k + b": " + v for k, v in SECURITY_HEADERS)]
+#: what an answer written to the socket adds to ``SECURITY_HEADERS``: kept by no cache, and the end
+#: of its connection
+RAW_HEADERS = ((b"cache-control", b"no-store"), (b"connection", b"close"))
+INVALID_REQUEST = "invalid HTTP request: a malformed request line or header, or headers too long"
+
+
+def raw_answer(status: int, error: str) -> bytes:
+    """A whole response with the JSON body ``{"error": error}``, written straight to the socket
+    (no request was parsed to answer), after which the connection is closed."""
+    body = json.dumps({"error": error}).encode()
+    head = [b"HTTP/1.1 %d %s" % (status, HTTPStatus(status).phrase.encode()), b"content-type: application/json",
+            b"content-length: %d" % len(body), *(k + b": " + v for k, v in (*RAW_HEADERS, *SECURITY_HEADERS))]
     return b"\r\n".join(head) + b"\r\n\r\n" + body
 
 
 class DeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request headers take too long."""
+    """uvicorn's h11 protocol, closing a connection whose request headers take too long, and
+    answering what h11 cannot parse with ``raw_answer``."""
 
     read_timeout: float = DEFAULT_READ_TIMEOUT
 
@@ -66,8 +80,13 @@ class DeadlineProtocol(H11Protocol):
         if self.cycle is not self.timed_after or self.transport.is_closing():
             return  # a request is under way (the guard times its body), or the connection is ending
         if self.conn.their_state is h11.IDLE:
-            self.transport.write(timeout_answer(self.read_timeout))
+            self.transport.write(raw_answer(408, read_timeout_error(self.read_timeout)))
         self.transport.close()  # else: still sending a body its answer did not read
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes h11 refuses (``msg`` is its log line), with the page's headers."""
+        self.transport.write(raw_answer(400, INVALID_REQUEST))
+        self.transport.close()
 
 
 def server_config(app: Guard, host: str, port: int) -> uvicorn.Config:

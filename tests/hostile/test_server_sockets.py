@@ -179,9 +179,38 @@ def test_a_body_still_coming_after_its_answer_is_cut_off():
     assert answer.startswith(b"HTTP/1.1 415 ") and b"HTTP/1.1" not in rest and took < 25, took
 
 
+def page_headers(answer: bytes) -> dict[str, str]:
+    """The headers of a raw answer that every answer of the page carries, by lower-case name."""
+    lines = answer.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")[1:]
+    headers = dict((k.strip().lower(), v.strip()) for k, _, v in (line.partition(":") for line in lines))
+    return {k: headers.get(k, "") for k in ("content-security-policy", "x-content-type-options", "x-frame-options",
+                                              "cache-control", "connection", "content-type")}
+
+
 def test_a_connection_that_sends_nothing_is_closed():
     with serving(read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as idle:
-        assert trickle(idle, iter([b""] * 150)).startswith(b"HTTP/1.1 408 ")
+        answer = trickle(idle, iter([b""] * 150))
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert page_headers(answer)["cache-control"] == "no-store"  # before: none
+
+
+@pytest.mark.parametrize("pieces", [
+    [b"GARBAGE\r\n\r\n"],
+    [b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nNo colon here\r\n\r\n"],
+    [b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: "] + [b"a" * 4096] * 40,  # past h11's 16 KiB
+], ids=["request-line", "header", "headers-too-long"])
+def test_what_is_no_http_is_answered_with_the_page_headers(pieces):
+    """h11 refuses these before the app (and its guard) sees anything. Before: uvicorn's own
+    ``400 Invalid HTTP request received.`` as text/plain, with none of the page's headers."""
+    with serving(read_timeout=30) as port, socket.create_connection(("127.0.0.1", port)) as bad:
+        answer = trickle(bad, iter([*pieces, *[b""] * 150]))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    headers = page_headers(answer)
+    assert "frame-ancestors 'none'" in headers["content-security-policy"], headers
+    assert (headers["x-content-type-options"], headers["x-frame-options"], headers["cache-control"],
+            headers["connection"], headers["content-type"]) == ("nosniff", "DENY", "no-store", "close",
+                                                                 "application/json"), headers
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"].startswith("invalid HTTP request")
 
 
 def test_a_client_that_never_reads_its_answer_holds_no_slot():
