@@ -1,6 +1,7 @@
 """``dllogscan serve`` as a user starts it: where the page is, and one line when it cannot listen."""
 from __future__ import annotations
 
+import resource
 import select
 import socket
 import subprocess
@@ -12,9 +13,11 @@ import pytest
 pytest.importorskip("uvicorn", reason="the serve extra is not installed")
 
 
-def _serve(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def _serve(*args: str, timeout: float = 60, files: int | None = None) -> subprocess.CompletedProcess:
+    """``dllogscan serve ARGS`` run to its end (with ``files`` as its ``ulimit -n`` where given)."""
+    limit = None if files is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (files, files)))
     return subprocess.run([sys.executable, "-m", "dllogscan", "serve", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, preexec_fn=limit)
 
 
 def test_a_port_in_use_is_one_error_line():
@@ -66,6 +69,19 @@ def test_a_read_timeout_that_is_no_duration_is_one_error_line(value):
     proc = _serve("--read-timeout", value)
     assert (proc.returncode, proc.stderr) == (
         2, f"Error: --read-timeout takes a duration such as 90s, 30m or 2h (got {value!r})\n")
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_max_connections_below_one_is_one_error_line(value):
+    proc = _serve("--max-connections", value)
+    assert (proc.returncode, proc.stderr) == (2, f"Error: --max-connections must be at least 1 (got {value})\n")
+
+
+def test_an_open_file_limit_that_holds_no_connection_is_one_error_line():
+    """A cap that fits ``ulimit -n`` is none at all here: refused before listening."""
+    proc = _serve(files=36)
+    assert (proc.returncode, proc.stderr) == (2, "Error: the open-file limit (36, ulimit -n) leaves no room for "
+                                                 "connections: raise it to 38 or more\n")
 
 
 def _connect(port: int, within: float = 60) -> socket.socket:

@@ -1,16 +1,21 @@
 """The triage server on a real socket against slow and silent clients: a request must arrive whole
 within the read deadline (headers, then body) or be told 408, so a client trickling bytes cannot
-keep a slot, or a connection, from everyone else."""
+keep a slot, or a connection, from everyone else; and connections past a cap are refused at once,
+so a flood of them cannot use up the server's open files."""
 from __future__ import annotations
 
 import contextlib
 import http.client
 import json
 import logging
+import resource
 import select
 import socket
+import subprocess
+import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
 
 import pytest
@@ -20,18 +25,20 @@ import uvicorn  # noqa: E402
 
 from dllogscan.serve.app import create_app  # noqa: E402
 from dllogscan.serve.deadline import server_config  # noqa: E402
+from dllogscan.serve.limits import ACCEPT_TURNS, RESERVED_FILES, fitted  # noqa: E402
 
 BUS = "RuntimeError: DataLoader worker (pid 363) is killed by signal: Bus error.\n"
 BODY = json.dumps({"text": BUS}).encode()
 
 
 @contextlib.contextmanager
-def serving(**options: object) -> Iterator[int]:
+def serving(max_connections: int = 64, **options: object) -> Iterator[int]:
     """The page's server (``create_app(**options)``, the CLI's uvicorn settings) in a thread on a
     free port; yields the port."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(server_config(create_app(**options), "127.0.0.1", 0))  # type: ignore[arg-type]
+    app = create_app(**options)  # type: ignore[arg-type]
+    server = uvicorn.Server(server_config(app, "127.0.0.1", 0, max_connections))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -272,3 +279,91 @@ def test_static_files_stay_in_their_folder():
                 answer = trickle(s, iter([b""] * 150))
             assert answer.startswith(b"HTTP/1.1 404 "), (target, answer[:200])
             assert b"import" not in answer and b"root:" not in answer
+
+
+def answered(port: int, within: float = 20) -> tuple[int, float]:
+    """GET / until it is answered other than 503 (a connection refused, or reset as it is refused,
+    is no answer yet): its status, and how long that took."""
+    start = time.monotonic()
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", "/")
+            status = conn.getresponse().status
+        except (ConnectionRefusedError, ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected):
+            status = 503
+        finally:
+            conn.close()
+        waited = time.monotonic() - start
+        if status != 503 or waited > within:
+            return status, waited
+        time.sleep(0.1)
+
+
+def test_connections_past_the_cap_are_refused_at_once_and_served_when_they_go():
+    """Before: no cap; each connection kept its socket until its read deadline."""
+    with serving(max_connections=3, read_timeout=30) as port, contextlib.ExitStack() as stack:
+        idle = [stack.enter_context(socket.create_connection(("127.0.0.1", port))) for _ in range(3)]
+        with socket.create_connection(("127.0.0.1", port)) as late:
+            start = time.monotonic()
+            answer = trickle(late, iter([b""] * 150))
+            took = time.monotonic() - start
+        assert answer.startswith(b"HTTP/1.1 503 ") and took < 20, (answer[:200], took)
+        headers = page_headers(answer)
+        assert (headers["x-content-type-options"], headers["cache-control"], headers["connection"]) == (
+            "nosniff", "no-store", "close") and "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert b"\r\nretry-after: 1\r\n" in answer.lower()
+        assert json.loads(answer.partition(b"\r\n\r\n")[2]) == {
+            "error": "busy: 3 connections are open (--max-connections); try again"}
+        idle[0].close()
+        assert answered(port)[0] == 200
+
+
+def test_the_cap_and_the_backlog_fit_the_open_file_limit():
+    """Held connections (two files each), the connections of ``ACCEPT_TURNS`` accepts not yet
+    refused and the process's own files stay within ``ulimit -n``."""
+    assert fitted(64, None) == (64, 128) and fitted(64, 20_000) == (64, 128) and fitted(5, 1024) == (5, 62)
+    for files in range(RESERVED_FILES + ACCEPT_TURNS + 2, 3000):
+        cap, backlog = fitted(64, files)
+        assert cap >= 1 and backlog >= 1 and RESERVED_FILES + ACCEPT_TURNS * backlog + 2 * cap <= files, files
+
+
+def limited_files(n: int):
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+def test_a_flood_of_idle_connections_leaves_the_server_answering():
+    """``dllogscan serve`` under ``ulimit -n 64``, 80 connections that send nothing. Before: the
+    server ran out of open files, asyncio logged 'socket.accept() out of system resource' with a
+    traceback thousands of times a second (450 MB of log in 90 s, 200 connections), and a real
+    request waited in the listen queue until read deadlines freed files (no answer in 90 s). Now:
+    past the cap (12 here) a connection is told 503 at once, and served once the flood goes."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dllogscan", "serve", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limited_files(64))
+    flood: list[socket.socket] = []
+
+    def connect(_: int) -> None:
+        with contextlib.suppress(OSError):
+            flood.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+    try:
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        assert ready and proc.stderr.readline().startswith(b"dllogscan serve: ")  # type: ignore[union-attr]
+        assert answered(port, within=60)[0] == 200  # it listens
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(connect, range(80)))
+        assert len(flood) > 64, len(flood)
+        status, waited = answered(port, within=0)  # one try
+        assert status == 503 and waited < 15, (status, waited)
+        for sock in flood:
+            sock.close()
+        status, waited = answered(port)
+        assert status == 200 and proc.poll() is None, (status, waited)
+    finally:
+        for sock in flood:
+            sock.close()
+        proc.terminate()
+        log = proc.communicate(timeout=30)[1]
+    assert b"out of system resource" not in log and b"Traceback" not in log, log[-2000:]

@@ -30,6 +30,7 @@ def register(app: typer.Typer) -> None:
   dllogscan serve --port 9000 --max-bytes 5000000
   dllogscan serve --host 0.0.0.0 --allow-host gpu03.cluster   # reached as http://gpu03.cluster:8765
   dllogscan serve --read-timeout 2m      # slow links: a request may take 2 minutes to arrive
+  dllogscan serve --max-connections 200  # a page many people use at once
 """)
     def serve(
         host: str = typer.Option("127.0.0.1", help="Address to bind (local only by default)."),
@@ -40,16 +41,19 @@ def register(app: typer.Typer) -> None:
                                              help="Another name the page is reached by (the Host header); repeatable."),
         read_timeout: str = typer.Option("30s", help="How long a request's headers, then its body, may take "
                                                      "to arrive (HTTP 408 past it): 30s, 2m."),
+        max_connections: int = typer.Option(64, help="Connections held open at once (HTTP 503 and closed past it; "
+                                                     "fewer where the open-file limit is lower)."),
     ) -> None:
         """Serve the triage page: paste or drop a log, see the verdict, evidence, fixes and a markdown reply."""
         from ..output import fail
         from ...core.errors import DllogscanError
-        from ..checks import check_duration, check_max_bytes, check_port
+        from ..checks import check_at_least_one, check_duration, check_max_bytes, check_port
 
         try:
             check_max_bytes(max_bytes)
             check_port(port)
             seconds = check_duration("--read-timeout", read_timeout)
+            check_at_least_one("--max-connections", max_connections)
         except DllogscanError as exc:
             raise fail(str(exc))
 
@@ -63,10 +67,11 @@ def register(app: typer.Typer) -> None:
         try:
             application = create_app([str(s) for s in signatures], max_bytes, host=host, allow_hosts=allow_host,
                                      read_timeout=seconds)
+            config = server_config(application, host, port, max_connections)
             _check_listen(host, port)
         except DllogscanError as exc:
             raise fail(str(exc))
         shown = f"[{host}]" if ":" in host else host
         sys.stderr.write(f"dllogscan serve: the triage page is at http://{shown}:{port}/ (Ctrl-C stops it)\n")
         sys.stderr.flush()
-        uvicorn.Server(server_config(application, host, port)).run()
+        uvicorn.Server(config).run()
