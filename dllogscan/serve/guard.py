@@ -19,7 +19,8 @@ page can even read the answer. So, before the app sees a request:
   ``receive`` (``Refused``), and the app answers them;
 - every response says what the page may do (``SECURITY_HEADERS``): load and talk to this server
   only, never be framed by another page (a framing page could dress the page up and have the user
-  drop a log on it or click its buttons), no content sniffing, no referrer.
+  drop a log on it or click its buttons), no content sniffing, no referrer. A request the app
+  failed before answering is told 500 here, with them (uvicorn's own 500 would go out without).
 
 The JSON API also requires ``Content-Type: application/json`` (in ``app.py``): a cross-site form
 can only send the three CORS-safelisted types without asking first.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import socket
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable
@@ -43,6 +45,7 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SAME_SITE = ("same-origin", "none")
 DEFAULT_MAX_CONCURRENT = 4
 DEFAULT_READ_TIMEOUT = 30.0
+INTERNAL_ERROR = "internal error: the server could not answer this request (its log says why)"
 SECURITY_HEADERS = (
     (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
                                  b"form-action 'none'; object-src 'none'"),
@@ -100,13 +103,26 @@ async def _refuse(send: Send, status: int, error: str, extra: tuple[tuple[bytes,
     await send({"type": "http.response.body", "body": body})
 
 
-def _with_headers(send: Send) -> Send:
-    """``send`` adding ``SECURITY_HEADERS`` to the start of every response."""
-    async def sending(message: dict[str, Any]) -> None:
+class Headed:
+    """``send`` adding ``SECURITY_HEADERS`` to the start of every response; ``finish`` sends one
+    where none began."""
+
+    def __init__(self, send: Send) -> None:
+        self.send, self.started = send, False
+
+    async def __call__(self, message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
+            self.started = True
             message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
-        await send(message)
-    return sending
+        await self.send(message)
+
+    async def finish(self, why: str | None = None) -> None:
+        """A 500 where no response began: the app failed (uvicorn logs how), or returned without
+        one (``why`` is logged)."""
+        if not self.started:
+            if why:
+                logging.getLogger("uvicorn.error").error(why)
+            await _refuse(self, 500, INTERNAL_ERROR)
 
 
 @dataclass
@@ -181,7 +197,17 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        send = _with_headers(send)
+        headed = Headed(send)
+        try:
+            await self.answer(scope, receive, headed)
+        except Exception:
+            await headed.finish()
+            raise  # for uvicorn to log
+        await headed.finish(f"no answer to {scope.get('method')} {scope.get('path', '')[:200]!r}: "
+                            "the app returned without one")
+
+    async def answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The checks above, then the app, for one HTTP request."""
         refused = self.refusal(scope)
         if refused:
             await _refuse(send, *refused)

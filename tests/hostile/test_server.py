@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import bz2
+import contextlib
 import gzip
 import json
 import lzma
@@ -191,6 +192,34 @@ def test_concurrent_requests_capped():
     assert first == (200, b"ok")
     assert second[0] == 503 and b"busy" in second[1]
     assert guard.active == 0
+
+
+@pytest.mark.parametrize("fails", ["raises", "returns"])
+def test_an_app_that_fails_before_answering_is_a_500_with_the_headers(fails):
+    """Before: the guard let the failure through, and uvicorn wrote its own text/plain
+    ``Internal Server Error`` without the page's headers."""
+    async def app(scope, receive, send):
+        if fails == "raises":
+            raise RuntimeError("a bug")
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def main():
+        scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", b"127.0.0.1:8765")]}
+        with contextlib.suppress(RuntimeError):
+            await Guard(app, allowed_hosts("127.0.0.1"))(scope, None, send)  # type: ignore[arg-type]
+            return "returned"
+        return "raised"
+
+    assert asyncio.run(main()) == {"raises": "raised", "returns": "returned"}[fails]  # uvicorn still logs the error
+    start, body = sent
+    headers = dict(start["headers"])
+    assert start["status"] == 500 and headers[b"x-content-type-options"] == b"nosniff"
+    assert b"frame-ancestors 'none'" in headers[b"content-security-policy"]
+    assert json.loads(body["body"])["error"].startswith("internal error")
 
 
 def test_context_lines_numbered_like_the_scanner():
