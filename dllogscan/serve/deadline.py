@@ -107,9 +107,11 @@ class DeadlineProtocol(H11Protocol):
 def server_config(app: Guard, host: str, port: int, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> uvicorn.Config:
     """uvicorn's settings for ``app``: the deadline protocol with the guard's ``read_timeout`` and
     at most ``max_connections`` open (fewer where the open-file limit is lower: ``limits.fitted``,
-    UsageError where it holds none), warnings only, no access log."""
+    UsageError where it holds none), no WebSocket (an upgrade request is a plain request, so the
+    guard answers it; uvicorn's WebSocket layer would refuse it with none of the page's headers),
+    warnings only, no access log."""
     cap, backlog = fitted(max_connections, open_file_limit())
     protocol = type("DeadlineProtocol", (DeadlineProtocol,),
                     {"read_timeout": app.read_timeout, "held": Connections(cap)})
-    return uvicorn.Config(app, host=host, port=port, http=protocol, backlog=backlog, log_level="warning",
-                          access_log=False)
+    return uvicorn.Config(app, host=host, port=port, http=protocol, ws="none", backlog=backlog,
+                          log_level="warning", access_log=False)

@@ -220,6 +220,18 @@ def test_what_is_no_http_is_answered_with_the_page_headers(pieces):
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"].startswith("invalid HTTP request")
 
 
+def test_a_websocket_upgrade_is_a_plain_request_to_the_guard():
+    """The page has no WebSocket. Before, where ``websockets`` is installed (uvicorn[standard]):
+    uvicorn's WebSocket layer took the request past the guard's Host check and refused it with a
+    bare 403 (none of the page's headers)."""
+    with serving() as port, socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                  b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        answer = trickle(s, iter([b""] * 150))
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"unexpected Host header" in answer, answer[:300]
+    assert page_headers(answer)["x-content-type-options"] == "nosniff"
+
+
 def test_a_client_that_never_reads_its_answer_holds_no_slot():
     with serving(max_concurrent=1, read_timeout=1) as port, socket.create_connection(("127.0.0.1", port)) as deaf:
         deaf.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
