@@ -110,6 +110,11 @@ def is_notebook(doc: Any) -> bool:
         isinstance(doc.get("cells"), list) or isinstance(doc.get("worksheets"), list))
 
 
+def _listed(value: Any) -> list[Any]:
+    """A field that should hold a list: itself where it does, else no items (``"outputs": 5``)."""
+    return value if isinstance(value, list) else []
+
+
 def _joined(value: Any) -> str:
     """A notebook text field: a string, or a list of strings (the file's lines) run together."""
     if isinstance(value, list):
@@ -144,7 +149,7 @@ def notebook(doc: dict[str, Any]) -> str:
         source = _joined(cell.get("source", cell.get("input")))
         if source.strip():
             parts.append(section(f"cell {i}", "", source))
-        outputs = [_output(o) for o in cell.get("outputs") or [] if isinstance(o, dict)]
+        outputs = [_output(o) for o in _listed(cell.get("outputs")) if isinstance(o, dict)]
         printed = "\n".join(o.rstrip("\n") for o in outputs if o.strip())
         if printed:
             parts.append(section(f"output {i}", "", printed))

@@ -26,6 +26,23 @@ def test_flattening_reads_any_field_type(doc):
     assert kind is not None
     assert flat.decode().startswith("# ")
 
+#: notebooks whose cells hold the wrong types: ``outputs`` a number, a string, an object, null
+ODD_NOTEBOOKS = [
+    {"nbformat": 4, "cells": [{"source": BUS, "outputs": 5}]},
+    {"nbformat": 4, "cells": [{"source": [BUS], "outputs": "x"}, {"source": 5, "outputs": {"a": 1}}]},
+    {"nbformat": 3, "worksheets": [5, {"cells": 5}, {"cells": [5, {"input": BUS, "outputs": 5}]}]},
+    {"nbformat": 4, "cells": [{"source": BUS, "outputs": None}, {"outputs": [5, {"output_type": 7}]}]},
+]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("doc", ODD_NOTEBOOKS)
+def test_a_notebook_reads_any_outputs_type(doc):
+    """A cell's ``outputs`` that is no list is no outputs; its source is still read (before, a
+    number there was ``TypeError: 'int' object is not iterable`` from every command)."""
+    flat, kind = flatten_bytes(json.dumps(doc).encode())
+    assert kind == "notebook" and flat.decode().startswith("--- cell 1 ---\n") and BUS in flat.decode()
+
 
 @pytest.mark.timeout(10)
 def test_a_list_body_keeps_its_text():
