@@ -104,7 +104,7 @@ def scan_stream(name: str, member: str | None, opener, config: Config, mtime: fl
     events = _events(result, database(config), meta)  # from the hits, which the record leaves out
     return Record(ScanResult(source=name, diagnoses=result.diagnoses, error=result.error, lines=result.lines,
                              bytes_read=result.bytes_read, facts=result.facts, member=member,
-                             notes=result.notes), meta, events)
+                             document=result.document, notes=result.notes), meta, events)
 
 
 def error_record(name: str, member: str | None, message: str) -> Record:
