@@ -4,8 +4,9 @@ notebooks and HTML pages.
 They are flattened into one text (title, body, comments in order; code blocks kept line for line)
 before scanning, so evidence line numbers refer to that flattened text. Plain logs never reach the
 parsers: only an input that starts with ``{``, ``<`` or an array of objects (``[{``, ``[[{``) and
-ends under ``MAX_DOCUMENT_BYTES`` is read whole and tried. An array is parsed one element at a
-time and given up on (read as text) at its first element that is no part of a thread.
+ends under ``MAX_DOCUMENT_BYTES`` is read whole and tried (JSON of at most
+``MAX_DOCUMENT_VALUES`` values). An array is parsed one element at a time and given up on (read
+as text) at its first element that is no part of a thread.
 """
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from .html_text import html_to_text, looks_like_html
 from .shapes import flatten_array, flatten_json
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+#: the most values (keys included) a JSON document is decoded into; one past it is read as text.
+#: Python holds a value in 50 to 200 bytes, and one can take three bytes of input (``{},``): 20 MiB
+#: of empty comments decoded to 1.3 GB and took 17 s to flatten. A real export spends 10 bytes or
+#: more on a value (a REST comment about 50), so one under ``MAX_DOCUMENT_BYTES`` holds fewer
+MAX_DOCUMENT_VALUES = 2_000_000
 #: JSON's white space (the decoder's own set)
 JSON_SPACE = re.compile(r"[ \t\n\r]*")
 __all__ = ["MAX_DOCUMENT_BYTES", "flatten_bytes", "flatten_stream", "html_to_text"]
@@ -88,13 +94,23 @@ def array_elements(text: str) -> Iterator[Any]:
             yield value
 
 
+def json_values_bound(data: bytes) -> int:
+    """At most how many values and keys the JSON ``data`` holds: each but the outermost comes
+    right after a ``[``, ``{``, ``,`` or ``:`` of its own (those inside strings count too, so the
+    bound never falls short)."""
+    return 1 + sum(data.count(mark) for mark in (b"[", b"{", b",", b":"))
+
+
 def flatten_bytes(data: bytes) -> tuple[bytes, str | None]:
-    """``(text, kind)``: the flattened text of a known document, or ``(data, None)`` unchanged."""
+    """``(text, kind)``: the flattened text of a known document, or ``(data, None)`` unchanged
+    (JSON of more than ``MAX_DOCUMENT_VALUES`` values too)."""
     if not _candidate(data[:4096]):
         return data, None
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     start = text.lstrip()[:1]
     if start in ("{", "["):
+        if json_values_bound(data) > MAX_DOCUMENT_VALUES:
+            return data, None
         try:
             found = flatten_json(json.loads(text)) if start == "{" else flatten_array(array_elements(text))
         except (ValueError, RecursionError):
