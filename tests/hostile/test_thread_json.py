@@ -4,17 +4,22 @@ contents, and JSON that is no thread, through every way in: the flattening, ``dl
 time and memory, never a traceback or a lost row."""
 from __future__ import annotations
 
+import codecs
 import json
 import subprocess
 import sys
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from dllogscan.batch import Config, run_batch
 from dllogscan.sources import documents
 from dllogscan.sources.documents import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_VALUES, flatten_bytes, json_values_bound
+from dllogscan import report
 from tests.conftest import FIXTURES
 from tests.hostile.test_issue_fields import BUS
+from tests.hostile.test_properties import LIMIT, RUN, UNSAFE, scanned
 
 ISSUE = {"title": "loader dies", "body": BUS, "comments": [{"body": "same here", "author": {"login": "b"}}]}
 
@@ -79,3 +84,110 @@ def test_twenty_mib_of_empty_comments_costs_no_more_than_text(tmp_path):
     proc = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, timeout=110)
     document, extra_mb = proc.stdout.split()
     assert document == "None" and int(extra_mb) < 300, proc.stdout
+
+
+# -- every field of every shape, of any type -------------------------------------------------------
+
+#: strings a reporter (or an attacker) can put in any field: JSON's lone surrogates, controls, markup
+PIECES = st.sampled_from([BUS, "\ud800", "\udcff", "\x00", "\x1b[2J", "\u009b", "\u202e", "`", "```", "@all",
+                          "<script>x</script>", "<p>", "</pre>", "&amp;", "\n", "\r", "--- comment 1 ---", "{", "]"])
+TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=5).map("".join)
+#: any JSON value, NaN and the infinities included (Python's ``json`` reads and writes them)
+ANY = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | TEXT,
+                   lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+                   max_leaves=8)
+
+
+def field(good: st.SearchStrategy) -> st.SearchStrategy:
+    """A field as a tracker writes it, or any other JSON value in its place."""
+    return st.one_of(good, ANY)
+
+
+def record(required: dict, optional: dict) -> st.SearchStrategy:
+    return st.fixed_dictionaries({k: field(v) for k, v in required.items()},
+                                 optional={k: field(v) for k, v in optional.items()})
+
+
+WHEN = st.one_of(st.just("2024-01-01T00:00:00Z"), st.integers(0, 9))
+AUTHOR = st.one_of(TEXT, record({"login": TEXT}, {"username": TEXT, "name": TEXT}))
+REPLY = record({"body": TEXT}, {"author": AUTHOR, "user": AUTHOR, "createdAt": WHEN, "created_at": WHEN,
+                                "system": st.booleans(), "noteable_type": TEXT})
+POST = record({"post_number": st.integers(1, 9)}, {"cooked": TEXT.map(lambda t: f"<p>{t}</p>"), "raw": TEXT,
+                                                    "username": TEXT})
+EVENT = record({"event": st.sampled_from(["commented", "reviewed", "labeled"]), "node_id": TEXT},
+               {"actor": AUTHOR, "body": TEXT, "user": AUTHOR, "submitted_at": WHEN})
+OUTPUT = record({"output_type": st.sampled_from(["error", "pyerr", "stream", "execute_result"])},
+                {"traceback": st.lists(TEXT, max_size=3), "text": TEXT, "ename": TEXT, "evalue": TEXT,
+                 "data": record({"text/plain": st.lists(TEXT, max_size=2)}, {})})
+CELL = record({}, {"source": st.lists(TEXT, max_size=3), "input": TEXT, "outputs": st.lists(OUTPUT, max_size=3)})
+THREAD = st.one_of(
+    record({"title": TEXT, "body": TEXT}, {"comments": st.one_of(st.lists(REPLY, max_size=4), st.integers(0, 9)),
+                                           "author": AUTHOR}),
+    record({"title": TEXT, "description": TEXT}, {"notes": st.lists(REPLY, max_size=4)}),
+    record({"title": TEXT, "post_stream": record({"posts": st.lists(POST, max_size=4)}, {})}, {"fancy_title": TEXT}),
+    record({"nbformat": st.sampled_from([3, 4])}, {"cells": st.lists(CELL, max_size=3),
+                                                   "worksheets": st.lists(record({"cells": st.lists(CELL, max_size=3)}, {}),
+                                                                          max_size=2)}),
+)
+DOCUMENT = st.one_of(THREAD, st.lists(st.one_of(REPLY, POST, EVENT, THREAD), min_size=1, max_size=4))
+
+
+def _spelled(doc, ascii_only: bool, duplicate: bool, encoding: str) -> bytes:
+    """``doc`` as a file: escaped or raw (a lone surrogate as its invalid UTF-8 bytes), an object
+    with a key given twice (``"body": 5`` first: the decoder keeps the last), in UTF-8, UTF-8 with
+    a BOM or UTF-16 with one."""
+    text = json.dumps(doc, ensure_ascii=ascii_only)
+    if duplicate and isinstance(doc, dict) and len(text) > 2:
+        text = '{"body": 5, "title": null, ' + text[1:]
+    if encoding == "utf-16":
+        return codecs.BOM_UTF16_LE + text.encode("utf-16-le", "surrogatepass")
+    return (codecs.BOM_UTF8 if encoding == "utf-8-sig" else b"") + text.encode("utf-8", "surrogatepass")
+
+
+@LIMIT
+@RUN
+@given(DOCUMENT, st.booleans(), st.booleans(), st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]))
+@example({"nbformat": 4, "cells": [{"source": BUS, "outputs": 5}]}, True, False, "utf-8")  # the long run's find
+def test_any_thread_with_any_field_reads_and_replies_safely(doc, ascii_only, duplicate, encoding):
+    """A thread of every shape flattens, with a field of the wrong type anywhere, and its
+    diagnosis replies as markdown with no raw control character (a notebook cell's ``"outputs": 5``
+    raised before)."""
+    data = _spelled(doc, ascii_only, duplicate, encoding)
+    if encoding != "utf-16":
+        flat, kind = flatten_bytes(data)
+        assert isinstance(flat, bytes) and (kind is None) == (flat == data)
+    result = scanned(data)
+    assert result.error is None
+    reply = report.render([result], "md")
+    assert not UNSAFE.search(reply.replace("\n", "")) and reply.encode("utf-8")  # (no lone surrogate either)
+
+
+def _count(value) -> int:
+    if isinstance(value, dict):
+        return 1 + len(value) + sum(_count(v) for v in value.values())
+    return 1 + sum(_count(v) for v in value) if isinstance(value, list) else 1
+
+
+@LIMIT
+@RUN
+@given(ANY, st.booleans())
+def test_the_value_bound_never_falls_short(doc, indent):
+    """``json_values_bound`` is at least the values and keys a document decodes to."""
+    assert _count(doc) <= json_values_bound(json.dumps(doc, indent=1 if indent else None).encode())
+
+
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("doc", [
+    '{"title": "x", "body": %s}', '{"title": "x", "body": "b", "comments": [{"body": %s, "user": "u"}]}',
+    '{"title": %s, "body": "b"}', '{"title": "x", "post_stream": {"posts": [{"cooked": %s, "post_number": 1}]}}',
+    '{"nbformat": 4, "cells": [{"source": "s", "outputs": %s}]}', '[{"body": "b", "user": "u"}, %s]',
+    '{"log": %s}\n{"log": "x"}\n',
+])
+def test_json_nested_ten_thousand_deep_anywhere(doc):
+    """Nested past the decoder's depth in any field: read as text, never a RecursionError."""
+    data = (doc % DEEP).encode()
+    assert flatten_bytes(data) == (data, None)
+    assert scanned(data).error is None
