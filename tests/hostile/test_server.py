@@ -230,6 +230,32 @@ def test_context_lines_numbered_like_the_scanner():
     assert lines == {1: "a\rb", 2: "c\x0bd", 3: "", 3_000_004: "last"}
 
 
+def test_padding_besides_the_text_is_400_before_it_is_decoded():
+    """20 MiB of ``{},`` under a key the page never reads decoded into 7 million dicts, +525 MB
+    of peak RSS for a 200; now the values outside strings are counted first (past ``JSON_ROOM``: 400)."""
+    code = Path(__file__).with_name("serve_memory.py")
+    proc = subprocess.run([sys.executable, str(code), "padding"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["status"] == 400 and result["extra_mb"] < 3 * result["body_mb"], result
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"text": BUS + "{[,:" * 100_000, "redact": False}, 200),  # what a string holds is not counted
+    ({"text": BUS, "client": {"name": "x", "tags": ["a", "b"]}}, 200),
+    ({"text": BUS, "pad": [{}] * 5000}, 400),
+])
+def test_values_outside_strings_are_capped(client, body, status):
+    assert client.post("/api/diagnose", json=body).status_code == status
+
+
+def test_an_unclosed_run_of_escaped_quotes_is_read_once(client):
+    """Skipping strings reads each byte once: 4 MB of ``\\"`` in a string never closed."""
+    start = time.perf_counter()
+    r = client.post("/api/diagnose", content=b'{"text": "' + b'\\"' * (2 << 20), headers=JSON)
+    assert r.status_code == 400 and time.perf_counter() - start < 10
+
+
 def test_memory_stays_near_the_body_size(tmp_path):
     """A 20 MiB body of '€\\n' cost +450 MB of peak RSS (every line split out for the context)."""
     code = Path(__file__).with_name("serve_memory.py")
