@@ -6,7 +6,7 @@ import json
 from typing import Any, Callable, Iterable, TypeVar
 
 from ..core.sections import section
-from .html_text import html_to_text
+from .html_text import HtmlTexts, html_to_text
 
 T = TypeVar("T")
 
@@ -97,9 +97,10 @@ def is_discourse(doc: Any) -> bool:
 def discourse(doc: dict[str, Any]) -> str:
     """A Discourse topic (``/t/<id>.json``): the title, then each post's cooked HTML as text."""
     parts = [f"# {text_of(doc.get('title') or doc.get('fancy_title'))}\n"]
+    to_text = HtmlTexts()
     for p in chronological(doc["post_stream"]["posts"], "post_number"):
         if isinstance(p, dict):
-            parts.append(section(f"post {text_of(p.get('post_number', '?'))}", _author(p), _post_text(p)))
+            parts.append(section(f"post {text_of(p.get('post_number', '?'))}", _author(p), _post_text(p, to_text)))
     return "\n".join(parts)
 
 
@@ -156,10 +157,11 @@ def notebook(doc: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _post_text(post: dict[str, Any]) -> str:
-    """A Discourse post's text: its cooked HTML as text, else its raw markdown."""
+def _post_text(post: dict[str, Any], to_text: Callable[[str], str] = html_to_text) -> str:
+    """A Discourse post's text: its cooked HTML as text (``to_text``: the topic's ``HtmlTexts``),
+    else its raw markdown."""
     cooked = post.get("cooked")
-    return html_to_text(text_of(cooked)) if cooked else text_of(post.get("raw"))
+    return to_text(text_of(cooked)) if cooked else text_of(post.get("raw"))
 
 
 #: kind name -> (recogniser, flattener); the first that recognises the document wins
@@ -236,6 +238,7 @@ def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
     dated: list[tuple[Any, tuple[str, str, str]]] = []  # (when, (header label, author, text))
     reply_kind = issue_kind = ""
     timeline = False
+    to_text: HtmlTexts | None = None  # made at the first post: a list of comments needs no parser
     for item in items:
         label = part_kind(item)
         timeline = timeline or timeline_event(item) is not None
@@ -248,7 +251,8 @@ def flatten_array(items: Iterable[Any]) -> tuple[str, str] | None:
         elif label != "event" and not (label == "note" and item.get("system")):
             reply_kind = reply_kind or PART_KINDS[label]
             if label == "post":  # numbered as in the topic
-                label, text = f"post {text_of(item.get('post_number'))}", _post_text(item)
+                to_text = to_text or HtmlTexts()
+                label, text = f"post {text_of(item.get('post_number'))}", _post_text(item, to_text)
             else:
                 text = text_of(item.get("body"))
             dated.append((_when(item, DATES), (label, _author(item), text)))
