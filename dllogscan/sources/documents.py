@@ -48,7 +48,7 @@ def _candidate(head: bytes) -> bool:
         try:
             json.loads(first)
             return False
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past the decoder's depth
             pass
     return True
 

@@ -194,6 +194,16 @@ def test_json_nested_ten_thousand_deep_anywhere(doc):
     assert scanned(data).error is None
 
 
+@pytest.mark.timeout(30)
+def test_a_first_line_nested_past_the_depth_within_the_sniffed_bytes(tmp_path):
+    """The sniffing decodes a first line under 4 KB to tell JSON lines from a document: one nested
+    2000 deep raised RecursionError out of ``scan``, ``paste`` and ``dllogscan.scan_file``."""
+    data = ('{"a": ' + "[" * 2000 + "]" * 2000 + '}\n{"log": "' + BUS + '"}\n').encode()
+    assert flatten_bytes(data) == (data, None)
+    result = scanned(data)
+    assert result.error is None and [d.cls for d in result.diagnoses] == ["A"]
+
+
 # -- a topic's posts: one HTML parser for all ------------------------------------------------------
 
 @pytest.mark.parametrize("doc", [
