@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,7 +18,7 @@ from ..pipeline import runner as pipeline
 from ..sources import streams as sources
 from ..normalize.lines import printable_line
 from ..normalize.encoding import as_utf8
-from ..sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes, json_values_bound
+from ..sources.documents import MAX_DOCUMENT_BYTES, flatten_bytes, json_values_over
 from ..core import classes
 from ..core.errors import SourceError
 from ..core.utf8 import to_utf8
@@ -35,10 +34,6 @@ READ_STEP = 1 << 20
 #: also the most values outside strings it may hold: more is padding, which costs 50 to 200 bytes a
 #: value to decode (20 MiB of ``{},`` took 525-535 MB)
 JSON_ROOM = 4096
-#: a JSON string from its opening quote to its closing one, or to the body's end where none closes
-#: it: always a match, so each byte is read once, and possessive, so no escape leaves a state to
-#: backtrack to (a text of 4 million ``\\n`` cost 450 MB with a plain ``*``)
-JSON_STRING_RE = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
 #: what a cross-site page may send without asking first (CORS-safelisted), so never accepted
 SIMPLE_TYPES = ("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
 JSON_BODY_ERROR = "the body must be JSON: {\"text\": \"...\"}"
@@ -190,7 +185,7 @@ def create_app(signatures: Sequence[str] = (), max_bytes: int = MAX_DOCUMENT_BYT
         data = await body(request, max_bytes + JSON_ROOM)
         if isinstance(data, JSONResponse):
             return data
-        if json_values_bound(JSON_STRING_RE.sub(b"", data)) > JSON_ROOM:  # padding (see JSON_ROOM)
+        if json_values_over(data, JSON_ROOM):  # padding (see JSON_ROOM)
             return JSONResponse({"error": JSON_BODY_ERROR}, status_code=400)
         try:
             doc = json.loads(data)

@@ -1,6 +1,6 @@
 """Peak RSS the triage app adds for one 20 MiB JSON body (run alone: a fresh process, so the
 high-water mark is this request's): of '€\\n' in its text, or with ``padding`` its text short and
-another key holding 20 MiB of ``{},``. Prints {"status", "body_mb", "extra_mb"}."""
+another key holding 20 MiB of ``{},`` (or, with ``strings``, of ``"a",``). Prints {"status", "body_mb", "extra_mb"}."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,8 @@ client = TestClient(create_app(), base_url="http://127.0.0.1:8765")
 client.post("/api/diagnose", json={"text": "warm up\n"})
 if sys.argv[1:] == ["padding"]:  # built in one piece: a list of its parts would raise the mark first
     body = b'{"text": "x", "pad": [' + b"{}," * (20 * 1024 * 1024 // 3 - 10) + b"{}]}"
+elif sys.argv[1:] == ["strings"]:
+    body = b'{"text": "x", "pad": [' + b'"a",' * (20 * 1024 * 1024 // 4 - 10) + b'"a"]}'
 else:
     body = json.dumps({"text": "€\n" * (20 * 1024 * 1024 // 5 - 10)}, ensure_ascii=False).encode()
 def hwm_mb() -> int:

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from dllogscan.batch import Config, run_batch
 from dllogscan.sources import documents
-from dllogscan.sources.documents import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_VALUES, flatten_bytes, json_values_bound
+from dllogscan.sources.documents import (MAX_DOCUMENT_BYTES, MAX_DOCUMENT_VALUES, flatten_bytes, json_values_bound,
+                                         json_values_over)
 from dllogscan.sources.html_text import HtmlTexts, html_to_text
 from dllogscan import report
 from tests.conftest import FIXTURES
@@ -53,6 +54,32 @@ def test_past_the_value_cap_a_document_is_read_as_text(monkeypatch):
     assert flatten_bytes(doc)[1] == "github-issue"
     monkeypatch.setattr(documents, "MAX_DOCUMENT_VALUES", json_values_bound(doc) - 1)
     assert flatten_bytes(doc) == (doc, None)
+
+
+def test_a_log_quoted_in_a_body_counts_as_one_value():
+    """The commas and colons of a log pasted into a body are no values: 20 000 lines of
+    ``key: a, b`` quoted in a comment leave a thread of ten values and keys (the triage page's count,
+    ``json_values_over``; counting them too, the bound is past 60 000)."""
+    log = "".join(f"12:00:{i % 60:02d} step {i}: loss 0.1, lr 3e-4, shm: 64M\n" for i in range(20_000))
+    doc = json.dumps({**ISSUE, "comments": [{"body": "log:\n" + log}]}).encode()
+    assert json_values_bound(doc) > 60_000 and not json_values_over(doc, 10) and json_values_over(doc, 9)
+
+
+@pytest.mark.parametrize("padding", [b'"a",', b'":",', b'":"', b'"",', b"{},"])
+def test_counting_values_outside_strings_holds_no_copy(padding):
+    """20 MB of small strings (or strings of marks, or strings with no mark between them) are
+    found over the triage page's room in constant memory and a few thousand steps: taking the
+    strings out with ``re.sub`` first held about 900 MB."""
+    import time
+    import tracemalloc
+
+    data = b'{"text": "x", "pad": [' + padding * (20_000_000 // len(padding)) + b'""]}'
+    tracemalloc.start()
+    start = time.process_time()
+    assert json_values_over(data, 4096)
+    elapsed, peak = time.process_time() - start, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1_000_000 and elapsed < 1, (peak, elapsed)
 
 
 @pytest.mark.parametrize("name", ["gh-third-comment.json", "gitlab.json", "discourse.json", "colab-bus-error.ipynb",
@@ -175,6 +202,17 @@ def _count(value) -> int:
 def test_the_value_bound_never_falls_short(doc, indent):
     """``json_values_bound`` is at least the values and keys a document decodes to."""
     assert _count(doc) <= json_values_bound(json.dumps(doc, indent=1 if indent else None).encode())
+
+
+@LIMIT
+@RUN
+@given(ANY, st.booleans())
+def test_values_over_never_falls_short(doc, indent):
+    """``json_values_over`` never says a document holds no more values and keys than it decodes
+    to, whatever its strings hold."""
+    data = json.dumps(doc, indent=1 if indent else None).encode()
+    values = _count(doc)
+    assert values == 1 or json_values_over(data, values - 1)
 
 
 DEEP = "[" * 10_000 + "]" * 10_000
