@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from http import HTTPStatus
 from typing import Any
 
@@ -104,13 +105,28 @@ class DeadlineProtocol(H11Protocol):
         self.transport.close()
 
 
+#: uvicorn's warnings for an upgrade request when it serves no WebSocket: the page has none by
+#: choice (``ws="none"``), so its advice to install a WebSocket library would mislead
+UPGRADE_WARNINGS = ("Unsupported upgrade request.", "No supported WebSocket library detected.")
+
+
+class NoUpgradeAdvice(logging.Filter):
+    """Drops ``UPGRADE_WARNINGS`` from uvicorn's log (an upgrade request is answered as any other)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(UPGRADE_WARNINGS)
+
+
 def server_config(app: Guard, host: str, port: int, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> uvicorn.Config:
     """uvicorn's settings for ``app``: the deadline protocol with the guard's ``read_timeout`` and
     at most ``max_connections`` open (fewer where the open-file limit is lower: ``limits.fitted``,
     UsageError where it holds none), no WebSocket (an upgrade request is a plain request, so the
     guard answers it; uvicorn's WebSocket layer would refuse it with none of the page's headers),
-    warnings only, no access log."""
+    warnings only (less ``UPGRADE_WARNINGS``), no access log."""
     cap, backlog = fitted(max_connections, open_file_limit())
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, NoUpgradeAdvice) for f in logger.filters):
+        logger.addFilter(NoUpgradeAdvice())
     protocol = type("DeadlineProtocol", (DeadlineProtocol,),
                     {"read_timeout": app.read_timeout, "held": Connections(cap)})
     return uvicorn.Config(app, host=host, port=port, http=protocol, ws="none", backlog=backlog,

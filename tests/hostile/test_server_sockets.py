@@ -249,6 +249,27 @@ class Kept(logging.Handler):
         self.records.append(record)
 
 
+def test_an_upgrade_request_logs_no_advice_to_install_websockets():
+    """Before: each upgrade request logged 'Unsupported upgrade request.' and uvicorn's advice to
+    install 'uvicorn[standard]', wrong for a page that has no WebSocket by choice."""
+    kept = Kept()
+    with serving() as port:
+        logging.getLogger("uvicorn.error").addHandler(kept)
+        try:
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: Upgrade\r\n"
+                          "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+                answer = trickle(s, iter([b""] * 150))
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(b"GARBAGE\r\n\r\n")
+                trickle(s, iter([b""] * 150))
+        finally:
+            logging.getLogger("uvicorn.error").removeHandler(kept)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    assert [r.getMessage() for r in kept.records] == ["Invalid HTTP request received."]
+
+
 def test_a_client_that_leaves_mid_body_leaves_no_traceback():
     """Before: each one logged 'Exception in ASGI application' and 60 lines of traceback ending in
     starlette's ClientDisconnect."""
