@@ -103,7 +103,8 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
     out = tmp_path / "r.jsonl"
     out.write_text("[1]\n")
     proc = cli("summary", str(out))
-    assert proc.returncode == 2 and proc.stderr.endswith("line 1 is not a JSON object\n")
+    assert proc.returncode == 2 and proc.stderr.endswith(
+        'line 1: a row must be a JSON object with "path", "status", "diagnoses" and "error", not a list\n')
 
 
 @pytest.mark.parametrize("args, message", [

@@ -60,14 +60,13 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
 #: the columns ``summary`` reads: a table without them is not a batch's results file
 SUMMARY_COLUMNS = ("status", "class", "subclass", "node", "job", "signatures", "first_failure_time",
                    "first_time", "last_time")
-#: the fields each JSONL object of a batch holds (a scan's JSONL objects have no ``path``)
-JSONL_FIELDS = ("path", "status", "diagnoses", "error")
 
 
 def read_results(path: str | Path):
     """A results file written by ``dllogscan batch`` (.parquet, .csv or .jsonl) as a DataFrame
     (a CSV or JSONL file that a killed batch left inside a row: the rows before it, and the
-    table's ``attrs["cut"]`` true);
+    table's ``attrs["cut"]`` true; a JSONL file's lines that are no row are skipped, counted in
+    ``attrs["skipped"]``, ``attrs["fault"]`` naming the first);
     a file that is not one (a scan's own output) raises ``UsageError`` naming what it lacks."""
     import pandas as pd
 
@@ -85,7 +84,7 @@ def read_results(path: str | Path):
     else:
         from ..report.table import csv_value
 
-        text = _whole_rows(path, fmt)
+        text = _whole_rows(path)
         table = pd.read_csv(path if text is None else io.BytesIO(text), dtype=str, keep_default_na=False)
         table = table.map(csv_value).replace("", None)
         table.attrs["cut"] = text is not None
@@ -94,8 +93,8 @@ def read_results(path: str | Path):
     return table if fmt == "parquet" else _typed(table)
 
 
-def _whole_rows(path: Path, fmt: str) -> bytes | None:
-    """A CSV or JSONL file that a killed batch left inside a row (rows are written and flushed
+def _whole_rows(path: Path) -> bytes | None:
+    """A CSV file that a killed batch left inside a row (rows are written and flushed
     line by line, so its last line is unfinished) up to that row; ``None`` when it ends whole
     (a last row that is complete without its newline, as an editor may leave it, included)."""
     with open(path, "rb") as fh:
@@ -107,21 +106,15 @@ def _whole_rows(path: Path, fmt: str) -> bytes | None:
         fh.seek(0)
         data = fh.read()
     cut = data.rfind(b"\n") + 1
-    return None if _complete_row(data, data[cut:], fmt) else data[:cut]
+    return None if _complete_row(data, data[cut:]) else data[:cut]
 
 
-def _complete_row(data: bytes, last: bytes, fmt: str) -> bool:
-    """Whether ``last``, the file's last line, is a whole row: a JSON object, or as many CSV
-    cells as the header names, no quote left open."""
+def _complete_row(data: bytes, last: bytes) -> bool:
+    """Whether ``last``, the CSV file's last line, is a whole row: as many cells as the header
+    names, no quote left open."""
     import csv
-    import json
 
     text = last.decode("utf-8", "replace")
-    if fmt == "jsonl":
-        try:
-            return isinstance(json.loads(text), dict)
-        except ValueError:
-            return False
     header = data[:data.find(b"\n")].decode("utf-8", "replace")
     if text.count('"') % 2:
         return False
@@ -135,37 +128,27 @@ def _not_results(path: Path, why: str) -> Exception:
     return UsageError(f"{path}: not a results file of `dllogscan batch --out`: {why}")
 
 
-def _require(path: Path, missing: list[str], what: str, where: str = "") -> None:
+def _require(path: Path, missing: list[str], what: str) -> None:
     """Raise ``UsageError`` when ``missing`` names fields a batch's results always have."""
     if missing:
         names = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
-        raise _not_results(path, f"{where}missing {what}{'s' if len(missing) > 1 else ''} {names} "
+        raise _not_results(path, f"missing {what}{'s' if len(missing) > 1 else ''} {names} "
                                  "(a scan's own output is not one)")
 
 
 def _read_jsonl(path: Path):
-    import json
-
+    """The rows of a JSONL results file (``results_jsonl``): a table whose ``attrs`` say whether
+    the file is ``cut`` and how many lines were ``skipped`` (``fault``: why the first was)."""
     import pandas as pd
 
+    from .results_jsonl import read_rows
     from .rows import COLUMNS, to_row
 
-    rows = []
-    whole = _whole_rows(path, "jsonl")
-    with open(path, encoding="utf-8") if whole is None else io.TextIOWrapper(io.BytesIO(whole), "utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                obj = None
-            if not isinstance(obj, dict):
-                raise _not_results(path, f"line {number} is not a JSON object")
-            _require(path, [k for k in JSONL_FIELDS if k not in obj], "field", f"line {number}: ")
-            rows.append(to_row(_record(obj)))
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    table.attrs["cut"] = whole is not None
+    rows = read_rows(path)
+    if rows.skipped and not rows.objects:
+        raise _not_results(path, rows.first_fault)
+    table = pd.DataFrame([to_row(_record(obj)) for obj in rows.objects], columns=COLUMNS)
+    table.attrs.update(cut=rows.cut, skipped=rows.skipped, fault=rows.first_fault)
     return table
 
 

@@ -87,6 +87,11 @@ class Transcoded(io.RawIOBase):
             out, self.buffer = self.buffer[:size], self.buffer[size:]
         return out
 
+    def readinto(self, buffer) -> int:  # what io.BufferedReader reads by (results_jsonl's lines)
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
     def close(self) -> None:
         self.inner.close()
         super().close()

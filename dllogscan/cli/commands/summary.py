@@ -39,6 +39,9 @@ def register(app: typer.Typer) -> None:
             if table.attrs.get("cut"):  # a batch killed while it wrote a row (SIGKILL, the OOM killer)
                 sys.stderr.write(f"partial: {escape(str(results))} ends inside a row (its batch was killed?); "
                                  f"summarized the {len(table)} whole rows before it\n")
+            if table.attrs.get("skipped"):  # lines that are no row: garbled, or another tool's
+                sys.stderr.write(f"skipped: {escape(str(results))}: {_lines(table.attrs['skipped'])} of a batch "
+                                 f"({'the first, ' if table.attrs['skipped'] > 1 else ''}{table.attrs['fault']}); summarized the {len(table)} rows\n")
             tables = summaries(table, top)
         except DllogscanError as exc:
             raise fail(str(exc))
@@ -48,3 +51,8 @@ def register(app: typer.Typer) -> None:
             print_rich(tables)
         else:
             sys.stdout.write(render(tables, fmt))
+
+
+def _lines(count: int) -> str:
+    """``1 line is not a row`` / ``2 lines are not rows``."""
+    return "1 line is not a row" if count == 1 else f"{count} lines are not rows"
