@@ -8,6 +8,7 @@ A way in. May import: the stages (``core`` ... ``report``) and ``pipeline``; not
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -23,20 +24,23 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
               scheduler: str | None = None, min_confidence: float = 0.5, limits: Limits | None = None,
               progress: bool = False, prefilter: str = "auto", classifier: str = "weak", redact: bool = False):
     """Diagnose every source under ``paths`` (files, directories, globs, archives); return a
-    DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``). ``redact``: as
+    DataFrame with one row per source (see ``dllogscan.batch.rows.COLUMNS``). ``paths``: one path
+    (``str``, ``bytes``, ``os.PathLike``) or an iterable of them (a generator too); ``engine``:
+    ``local`` or ``dask`` (``scheduler``: its address). ``redact``: as
     ``batch --redact``, every row redacted with one numbering for all of them (and the file
-    ``out`` names written redacted)."""
+    ``out`` names written redacted). TypeError for a value of the wrong type (``paths=5``, a file
+    object, ``limits=5``), ValueError for one no call can mean (``jobs=-1``, ``prefilter="foo"``)."""
     import pandas as pd
 
     from .rows import COLUMNS, redacted, to_row
     from .writers import Writer, format_for
 
-    from ..pipeline.runner import check_options
+    from ..pipeline.runner import check_options, signature_files
 
     check_options(prefilter, min_confidence, classifier, engine_argument="prefilter")
-    if isinstance(paths, (str, Path)):
-        paths = [str(paths)]
-    config = Config(tuple(str(s) for s in signatures), default_signatures, prefilter, min_confidence,
+    paths = _path_list(paths)
+    _check_types(out, jobs, limits, engine)
+    config = Config(signature_files(signatures), default_signatures, prefilter, min_confidence,
                     limits or Limits(), classifier)
     redactor = None
     if redact:  # loaded only when redacting, as in the CLI
@@ -45,16 +49,50 @@ def scan_many(paths: str | Iterable[str], *, out: str | Path | None = None, sign
         redactor = Redactor()
     if out is None:
         rows: list[dict] = []
-        run_batch([str(p) for p in paths], lambda r: rows.append(to_row(redacted(r, redactor) if redactor else r)),
+        run_batch(paths, lambda r: rows.append(to_row(redacted(r, redactor) if redactor else r)),
                   config, engine, jobs, scheduler, progress)
         return pd.DataFrame(rows, columns=COLUMNS)
     out = Path(out)
     writer = Writer(format_for(out), out, redactor=redactor)
     try:
-        run_batch([str(p) for p in paths], writer.write, config, engine, jobs, scheduler, progress, skip=[str(out)])
+        run_batch(paths, writer.write, config, engine, jobs, scheduler, progress, skip=[str(out)])
     finally:
         writer.close()
     return read_results(out)
+
+
+TAKES_PATHS = "a path (str, bytes, os.PathLike) or an iterable of paths"
+
+
+def _path_list(paths: object) -> list[str]:
+    """``scan_many``'s ``paths`` as a list of names; TypeError for what holds no paths (before,
+    ``b"logs"`` was read as one path per byte, ``[5]`` as a file named ``5``, ``5`` was Python's
+    own "'int' object is not iterable")."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsdecode(paths)]
+    if isinstance(paths, (bytearray, memoryview, io.IOBase)) or not isinstance(paths, Iterable):
+        raise TypeError(f"scan_many takes {TAKES_PATHS}, not {type(paths).__name__}"
+                        + (" (to diagnose one file object, use dllogscan.scan)" if isinstance(paths, io.IOBase) else ""))
+    names = list(paths)
+    for name in names:
+        if not isinstance(name, (str, bytes, os.PathLike)):
+            raise TypeError(f"scan_many takes {TAKES_PATHS}, not an iterable holding {type(name).__name__}")
+    return [os.fsdecode(name) for name in names]
+
+
+def _check_types(out: object, jobs: object, limits: object, engine: object) -> None:
+    """TypeError / ValueError for ``scan_many``'s ``out``, ``jobs``, ``limits`` and ``engine`` of
+    the wrong kind (before: Python's own messages from deep inside, ``engine`` a ``UsageError``)."""
+    from .engines import ENGINES
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r}: choose one of {', '.join(ENGINES)}")
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out: give a file name (str, os.PathLike) or None, not {type(out).__name__}")
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0):
+        raise ValueError(f"jobs={jobs!r}: give a number of processes (0 or None: as many as the cores)")
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"limits: give a dllogscan.batch.Limits or None, not {type(limits).__name__}")
 
 
 #: the columns ``summary`` reads: a table without them is not a batch's results file

@@ -28,6 +28,7 @@ DEFAULT_MIN_CONFIDENCE = 0.5
 CLASSIFIERS = ("auto", "weak", "on", "off")
 #: the classes ``dllogscan/data/scope.toml`` may set aside (tests/test_scope.py keeps them in step)
 SCOPED_CLASSES = frozenset({"C", "D"})
+TAKES_SIGNATURES = "give a signature file's path (str, os.PathLike) or an iterable of them"
 
 
 @lru_cache(maxsize=8)
@@ -100,6 +101,23 @@ def check_options(engine: str, min_confidence: float, classifier: str, max_bytes
         raise ValueError(f"min_confidence={min_confidence!r}: give a probability between 0 and 1")
     if max_bytes is not None and not (isinstance(max_bytes, int) and max_bytes >= 1):
         raise ValueError(f"max_bytes={max_bytes!r}: give a positive number of bytes, or None")
+
+
+def signature_files(signatures: object) -> tuple[str, ...]:
+    """``signatures=`` of the Python API as paths: one path (``str``, ``os.PathLike``) or an
+    iterable of them; TypeError for anything else (before, a ``str`` was read as one file per
+    character, ``5`` was Python's own "'int' object is not iterable")."""
+    import os
+
+    if isinstance(signatures, (str, os.PathLike)):
+        return (os.fspath(signatures),)  # type: ignore[return-value]
+    if isinstance(signatures, (bytes, bytearray, memoryview)) or not isinstance(signatures, Iterable):
+        raise TypeError(f"signatures: {TAKES_SIGNATURES}, not {type(signatures).__name__}")
+    files = tuple(signatures)
+    for f in files:
+        if not isinstance(f, (str, os.PathLike)):
+            raise TypeError(f"signatures: {TAKES_SIGNATURES}, not an iterable holding {type(f).__name__}")
+    return tuple(os.fspath(f) for f in files)  # type: ignore[misc]
 
 
 def run(source: Source, scanner: Scanner | None = None,
