@@ -107,6 +107,28 @@ def test_summary_of_a_file_that_is_not_json_lines(tmp_path):
         'line 1: a row must be a JSON object with "path", "status", "diagnoses" and "error", not a list\n')
 
 
+@pytest.mark.parametrize("data", [bytes(range(128, 256)) * 20, "status,class\nok,A\n".encode("utf-16")])
+def test_summary_of_a_csv_file_that_is_not_utf8(tmp_path, data):
+    """Before: ``cannot read results: 'utf-8' codec can't decode byte 0xff in position 0: ...``,
+    Python's text, its position one of pandas' chunk."""
+    out = tmp_path / "r.csv"
+    out.write_bytes(data)
+    proc = cli("summary", str(out))
+    assert proc.returncode == 2 and proc.stderr == (
+        f"Error: {out}: not a results file of `dllogscan batch --out`: it is not UTF-8 text "
+        "(a binary file, or one saved in another encoding?)\n")
+
+
+def test_summary_of_a_csv_file_with_a_byte_order_mark(results, tmp_path):
+    _, paths, _ = results
+    out = tmp_path / "rows.csv"
+    assert cli("batch", *paths, "--out", str(out), "--jobs", "1").returncode == 1
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
+    proc = cli("summary", str(bom), "--format", "csv")
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == cli("summary", str(out), "--format", "csv").stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["batch", "x", "--out", "r.xlsx"], "unknown output type"),
     # batch's rows are a table: before, md was "needs --out" and with --out r.csv "disagree"

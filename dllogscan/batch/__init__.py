@@ -123,7 +123,10 @@ def read_results(path: str | Path):
         from ..report.table import csv_value
 
         text = _whole_rows(path)
-        table = pd.read_csv(path if text is None else io.BytesIO(text), dtype=str, keep_default_na=False)
+        try:
+            table = pd.read_csv(path if text is None else io.BytesIO(text), dtype=str, keep_default_na=False)
+        except UnicodeDecodeError:  # pandas' text names a byte of its own chunk, not of the file
+            raise _not_results(path, "it is not UTF-8 text (a binary file, or one saved in another encoding?)") from None
         table = table.map(csv_value).replace("", None)
         table.attrs["cut"] = text is not None
     _require(path, [c for c in SUMMARY_COLUMNS if c not in table.columns], "column")
