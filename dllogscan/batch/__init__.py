@@ -185,10 +185,10 @@ def _read_jsonl(path: Path):
     from .results_jsonl import read_rows
     from .rows import COLUMNS, to_row
 
-    rows = read_rows(path)
+    rows = read_rows(path, lambda obj: to_row(_record(obj)))
     if rows.skipped and not rows.objects:
         raise _not_results(path, rows.first_fault)
-    table = pd.DataFrame([to_row(_record(obj)) for obj in rows.objects], columns=COLUMNS)
+    table = pd.DataFrame(rows.objects, columns=COLUMNS)
     table.attrs.update(cut=rows.cut, skipped=rows.skipped, fault=rows.first_fault)
     return table
 

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from ..core.paths import DATA_DIR, data_document
 
@@ -36,7 +36,8 @@ class BadLine(Exception):
 
 @dataclass
 class Rows:
-    """The rows read (JSON objects), how many lines were skipped and why the first was."""
+    """The rows read (each JSON object as ``read_rows``' ``convert`` made it), how many lines were
+    skipped and why the first was."""
     objects: list[dict] = field(default_factory=list)
     skipped: int = 0
     first_fault: str = ""
@@ -44,13 +45,24 @@ class Rows:
 
 
 @lru_cache(maxsize=2)
-def load_shapes(path: Path = DATA) -> dict[str, dict[str, Any]]:
-    """The tables of ``results_rows.toml``: each kind of object's required fields and field kinds."""
-    return data_document(path)
+def load_shapes(path: Path = DATA) -> dict[str, tuple[tuple[str, ...], tuple[tuple[str, str, str | None], ...]]]:
+    """The tables of ``results_rows.toml``: each kind of object's required fields, and its fields
+    as (name, kind, the table of a ``list of`` kind's objects or None)."""
+    shapes = {}
+    for shape, table in data_document(path).items():
+        fields = []
+        for key, kind in table["fields"].items():
+            inner = kind[len("list of "):] if kind.startswith("list of ") else None
+            if inner is None and kind not in FITS:
+                raise ValueError(f"{path}: [{shape}] {key}: unknown kind {kind!r}")
+            fields.append((key, kind, inner))
+        shapes[shape] = (tuple(table["required"]), tuple(fields))
+    return shapes
 
 
-def read_rows(path: Path) -> Rows:
-    """Every line of the JSONL file at ``path`` read as a row or skipped (see the module)."""
+def read_rows(path: Path, convert: Callable[[dict], Any]) -> Rows:
+    """Every line of the JSONL file at ``path`` read as a row (kept as ``convert`` gives it, so no
+    parsed object outlives its line) or skipped (see the module)."""
     rows = Rows()
     with open(path, "rb") as raw:
         for number, line, whole in _lines(_as_utf8(raw)):
@@ -64,7 +76,7 @@ def read_rows(path: Path) -> Rows:
                 rows.first_fault = rows.first_fault or f"line {number}{exc}"
                 continue
             if obj is not None:
-                rows.objects.append(obj)
+                rows.objects.append(convert(obj))
     return rows
 
 
@@ -113,7 +125,7 @@ def _row(line: bytes | None) -> dict | None:
         raise BadLine(" is not a JSON object") from None
     if not isinstance(obj, dict):
         raise BadLine(f": {ROW_SHAPE}, not {_what(obj)}")
-    missing = [k for k in load_shapes()["row"]["required"] if k not in obj]
+    missing = [k for k in load_shapes()["row"][0] if k not in obj]
     if missing:
         raise BadLine(f": missing field{'s' if len(missing) > 1 else ''} {', '.join(missing[:4])}"
                       f"{', ...' if len(missing) > 4 else ''} (a scan's own output is not one)")
@@ -123,48 +135,40 @@ def _row(line: bytes | None) -> dict | None:
 
 def _check(obj: dict, shape: str, where: str) -> None:
     """``BadLine`` naming the first field of ``obj`` (an object of kind ``shape``) that breaks its rule."""
-    table = load_shapes()[shape]
-    for key in table["required"]:
+    required, fields = load_shapes()[shape]
+    for key in required:
         if key not in obj:
             raise BadLine(f': {where}no "{key}" field')
-    for key, kind in table["fields"].items():
+    for key, kind, inner in fields:
         if key not in obj:
             continue
         value = obj[key]
-        if kind.startswith("list of "):
-            inner = kind[len("list of "):]
-            if not isinstance(value, list):
-                raise BadLine(f': {where}"{key}" must be a list of objects, not {_what(value)}')
-            for i, item in enumerate(value, start=1):
-                if not isinstance(item, dict):
-                    raise BadLine(f': {where}"{key}" must be a list of objects; item {i} is {_what(item)}')
-            for i, item in enumerate(value, start=1):
-                _check(item, inner, f"{where}{inner} {i}: ")
-        elif not _fits(value, kind):
-            raise BadLine(f': {where}"{key}" must be {KIND_WORDS[kind]}, not {_what(value)}')
-
-
-def _fits(value: Any, kind: str) -> bool:
-    """Whether ``value`` is of ``kind`` (``KIND_WORDS``); a NaN or infinite number fits none."""
-    if kind == "text":
-        return isinstance(value, str)
-    if kind == "text-or-null":
-        return value is None or isinstance(value, str)
-    if kind == "value":
-        return value is None or isinstance(value, str) or _number(value)
-    if kind == "count":
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    if kind == "confidence":
-        return _number(value) and 0 <= value <= 1
-    if kind == "texts":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if kind == "facts":
-        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
-    raise ValueError(f"{DATA}: unknown kind {kind!r}")
+        if inner is None:
+            if not FITS[kind](value):
+                raise BadLine(f': {where}"{key}" must be {KIND_WORDS[kind]}, not {_what(value)}')
+            continue
+        if not isinstance(value, list):
+            raise BadLine(f': {where}"{key}" must be a list of objects, not {_what(value)}')
+        for i, item in enumerate(value, start=1):
+            if not isinstance(item, dict):
+                raise BadLine(f': {where}"{key}" must be a list of objects; item {i} is {_what(item)}')
+            _check(item, inner, f"{where}{inner} {i}: ")
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: whether a value is of each kind (``KIND_WORDS``); a NaN or infinite number fits none
+FITS: dict[str, Callable[[Any], bool]] = {
+    "text": lambda v: isinstance(v, str),
+    "text-or-null": lambda v: v is None or isinstance(v, str),
+    "value": lambda v: v is None or isinstance(v, str) or _number(v),
+    "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "confidence": lambda v: _number(v) and 0 <= v <= 1,
+    "texts": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "facts": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+}
 
 
 def _what(value: Any) -> str:
