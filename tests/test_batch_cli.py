@@ -126,7 +126,8 @@ def test_summary_of_a_csv_file_with_a_byte_order_mark(results, tmp_path):
     bom = tmp_path / "bom.csv"
     bom.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
     proc = cli("summary", str(bom), "--format", "csv")
-    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == cli("summary", str(out), "--format", "csv").stdout
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout == cli("summary", str(out), "--format", "csv").stdout
 
 
 @pytest.mark.parametrize("args, message", [

@@ -71,8 +71,8 @@ def _path_list(paths: object) -> list[str]:
     if isinstance(paths, (str, bytes, os.PathLike)):
         return [os.fsdecode(paths)]
     if isinstance(paths, (bytearray, memoryview, io.IOBase)) or not isinstance(paths, Iterable):
-        raise TypeError(f"scan_many takes {TAKES_PATHS}, not {type(paths).__name__}"
-                        + (" (to diagnose one file object, use dllogscan.scan)" if isinstance(paths, io.IOBase) else ""))
+        hint = " (to diagnose one file object, use dllogscan.scan)" if isinstance(paths, io.IOBase) else ""
+        raise TypeError(f"scan_many takes {TAKES_PATHS}, not {type(paths).__name__}{hint}")
     names = list(paths)
     for name in names:
         if not isinstance(name, (str, bytes, os.PathLike)):
@@ -126,7 +126,8 @@ def read_results(path: str | Path):
         try:
             table = pd.read_csv(path if text is None else io.BytesIO(text), dtype=str, keep_default_na=False)
         except UnicodeDecodeError:  # pandas' text names a byte of its own chunk, not of the file
-            raise _not_results(path, "it is not UTF-8 text (a binary file, or one saved in another encoding?)") from None
+            raise _not_results(path, "it is not UTF-8 text (a binary file, or one saved in another "
+                                     "encoding?)") from None
         table = table.map(csv_value).replace("", None)
         table.attrs["cut"] = text is not None
     _require(path, [c for c in SUMMARY_COLUMNS if c not in table.columns], "column")

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 from ..core.paths import DATA_DIR, data_document
 
 DATA = DATA_DIR / "results_rows.toml"
-#: the longest line read as a row: a batch's rows are a few KB (evidence lines are cut at 16 KB)
+#: the longest line read as a row (a batch's rows are a few KB; the corpus batch's longest is 4 KB)
 MAX_ROW = 16 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
 #: what a value of each kind must be, as a message says it
@@ -38,7 +38,7 @@ class BadLine(Exception):
 class Rows:
     """The rows read (each JSON object as ``read_rows``' ``convert`` made it), how many lines were
     skipped and why the first was."""
-    objects: list[dict] = field(default_factory=list)
+    objects: list[Any] = field(default_factory=list)
     skipped: int = 0
     first_fault: str = ""
     cut: bool = False

@@ -64,8 +64,10 @@ BAD_LINES = [
     (_with(("path",), None), '"path" must be text, not null'),
     (_with(("node",), [1]), '"node" must be text, a number or null, not a list'),
     (_with(("lines",), "many"), '"lines" must be a whole number (0 or more), not the text "many"'),
-    (GOOD[:-1] + ', "diagnoses": 7}', '"diagnoses" must be a list of objects, not the number 7'),  # a key twice: the last
-    ('{"source": "a.log", "diagnoses": [], "error": null}', "missing fields path, status (a scan's own output is not one)"),
+    # a key given twice: the last counts
+    (GOOD[:-1] + ', "diagnoses": 7}', '"diagnoses" must be a list of objects, not the number 7'),
+    ('{"source": "a.log", "diagnoses": [], "error": null}',
+     "missing fields path, status (a scan's own output is not one)"),
 ]
 
 

@@ -40,8 +40,9 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.write(f"partial: {escape(str(results))} ends inside a row (its batch was killed?); "
                                  f"summarized the {len(table)} whole rows before it\n")
             if table.attrs.get("skipped"):  # lines that are no row: garbled, or another tool's
+                first = "the first, " if table.attrs["skipped"] > 1 else ""
                 sys.stderr.write(f"skipped: {escape(str(results))}: {_lines(table.attrs['skipped'])} of a batch "
-                                 f"({'the first, ' if table.attrs['skipped'] > 1 else ''}{table.attrs['fault']}); summarized the {len(table)} rows\n")
+                                 f"({first}{table.attrs['fault']}); summarized the {len(table)} rows\n")
             tables = summaries(table, top)
         except DllogscanError as exc:
             raise fail(str(exc))
