@@ -57,6 +57,16 @@ DENSE = {
              "RuntimeError: DataLoader timed out after 120 seconds\n"),
 }
 UNIQUE = 24 << 20
+#: the crash loop (``write_crash_loop``): failures appended to one log for days, each line one of
+#: these with its own number (a pid, a port, a line of the loader's source)
+CRASH_LOOP = (
+    "RuntimeError: DataLoader worker (pid {}) is killed by signal: Killed.",
+    "RuntimeError: DataLoader worker (pid(s) {}) exited unexpectedly",
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+    "OSError: [Errno 24] Too many open files: '/tmp/pymp-{}/listener'",
+    "RuntimeError: DataLoader timed out after {} seconds",
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line {}, in _try_get_data',
+)
 
 
 def _bar(rng: random.Random, epoch: int, i: int, total: int) -> str:
@@ -143,6 +153,18 @@ def write_dense(path: Path, size: int, shape: str) -> Path:
     block = unit * max(1, (4 << 20) // len(unit))
     with open(path, "wb", buffering=8 << 20) as fh:
         _fill(fh, block, size + -size % len(unit))
+    return path
+
+
+def write_crash_loop(path: Path, size: int, seed: int = 2) -> Path:
+    """At least ``size`` bytes of ``CRASH_LOOP`` lines drawn at random, each with a number of 4 or
+    5 digits: every line holds a keyword, and no two lines in a row are likely to be the same."""
+    rnd = random.Random(seed)
+    written = 0
+    with open(path, "w", buffering=8 << 20) as fh:
+        while written < size:
+            line = rnd.choice(CRASH_LOOP).format(rnd.randrange(1000, 99999)) + "\n"
+            written += fh.write(line)
     return path
 
 

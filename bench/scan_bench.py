@@ -6,9 +6,10 @@ One run measures, each timing repeated ``--repeat`` times (median reported, runs
 background load hits every contender alike): grep, dllogscan ``--prefilter hyperscan`` and
 ``--prefilter python`` on a mostly-clean log; both engines on a log that is one line; start-up
 (``dllogscan`` on a 1 MB log against ``python -c pass``); and the dense logs, where every line holds
-a keyword (``loggen.DENSE``: one failure repeated, five taking turns), with all three engines
-(``--dense-only`` runs these alone, into their own block of the results). Peak memory is the child's max RSS
-from ``os.wait4``. It fails (exit 1) when the engines disagree or a memory bound is broken.
+a keyword (``loggen.DENSE``: one failure repeated, five taking turns; ``loggen.CRASH_LOOP``:
+failures whose lines differ in their pids), with all three engines (``--dense-only`` runs these
+alone, into their own block of the results). Peak memory is the child's max RSS from ``os.wait4``.
+It fails (exit 1) when the engines disagree or a memory bound is broken.
 """
 from __future__ import annotations
 
@@ -165,11 +166,14 @@ DENSE_ENGINES = ("hyperscan", "ahocorasick", "python")
 
 
 def bench_dense(args, size: int, keywords: Path) -> list[dict]:
-    """Each ``loggen.DENSE`` log against ``grep -c -F -f`` on the same file, in the same run."""
-    return [bench_file(ensure(OUT / f"dense-{shape}-{args.size}.log", size,
-                              lambda path, n, shape=shape: loggen.write_dense(path, n, shape)),
-                       args.repeat, True, keywords, DENSE_ENGINES)
-            for shape in loggen.DENSE]
+    """Each ``loggen.DENSE`` log, and the crash loop (``loggen.CRASH_LOOP``: failures whose lines
+    differ in their numbers), against ``grep -c -F -f`` on the same file, in the same run."""
+    writers = {f"dense-{shape}": lambda path, n, shape=shape: loggen.write_dense(path, n, shape)
+               for shape in loggen.DENSE}
+    writers["crash-loop"] = loggen.write_crash_loop
+    return [bench_file(ensure(OUT / f"{name}-{args.size}.log", size, writer), args.repeat, True, keywords,
+                       DENSE_ENGINES)
+            for name, writer in writers.items()]
 
 
 def dense_report(args, dense: list[dict], load: tuple) -> str:

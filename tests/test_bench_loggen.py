@@ -34,3 +34,17 @@ def test_dense_log_is_whole_turns_of_its_lines(tmp_path, shape):
     assert len(data) >= size and len(data) - size < len(unit)
     assert data == unit * (len(data) // len(unit))
     assert dllogscan.scan(tmp_path / "dense.log").diagnoses
+
+
+def test_crash_loop_is_the_same_at_each_run_and_its_lines_differ(tmp_path):
+    """At least the size asked, the same bytes each time, every line one of ``CRASH_LOOP``, most
+    with a number of their own: few lines repeat the one before (the scanner's memo of a repeated
+    line seldom applies), and the failures are found."""
+    size = 300_000
+    data = loggen.write_crash_loop(tmp_path / "loop.log", size).read_bytes()
+    assert data == loggen.write_crash_loop(tmp_path / "again.log", size).read_bytes()
+    assert size <= len(data) < size + 200
+    lines = data.decode().splitlines()
+    assert all(line.startswith(tuple(t.split("{}")[0] for t in loggen.CRASH_LOOP)) for line in lines)
+    assert sum(a == b for a, b in zip(lines, lines[1:])) < len(lines) // 20  # the bus error, 1 in 36
+    assert dllogscan.scan(tmp_path / "loop.log").diagnoses
