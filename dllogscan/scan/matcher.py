@@ -1,9 +1,10 @@
 """Matching one line: which signatures its keywords point to, whether a group's screen rules
 them out, and each signature's match on the line's clean views (or on the line joined with a
-neighbour, for a message wrapped across two lines). Outcomes are remembered by what decides them."""
+neighbour, for a message wrapped across two lines). Outcomes are remembered by what decides them,
+and a line that matched nothing also by its shape (``digits.py``)."""
 from __future__ import annotations
 
-from . import limits, linememo, screen
+from . import digits, limits, linememo, screen
 from .linememo import MEMO_LINES, LineMemo
 from .output import ScanOutput, excerpt, lines_after, lines_before
 from ..core.models import Hit
@@ -31,6 +32,8 @@ class LineMatcher:
         self._screens: dict[tuple[str, ...], object] = {}
         self._screen_asks: dict[tuple[str, ...], int] = {}
         self._outcomes: dict[tuple, list] = {}  # a line's matches, by what decides them (_outcome_key)
+        self._misses: set[tuple] = set()  # the shapes of lines that matched nothing (_shape)
+        self._tables: dict[tuple[str, ...], tuple] = {}  # live signature ids -> digits.shaping
 
     def _candidates(self, raw: bytes) -> tuple[Signature, ...]:
         """The signatures whose keywords ``raw`` holds (remembered per distinct line). One tuple
@@ -100,7 +103,16 @@ class LineMatcher:
         key = self._outcome_key(data, start, end, raw, live)
         found = self._outcomes.get(key) if key is not None else None
         if found is None:
-            found = self._decide(data, start, end, lineno, live, memo)
+            shape, wide = self._shape(key, live) if key is not None else (None, None)
+            if shape is not None and shape in self._misses:
+                found = []
+            else:
+                found = self._decide(data, start, end, lineno, live, memo)
+                if shape is not None and not found and (wide is None or not self._finds(wide, data, start, end,
+                                                                                          lineno, memo)):
+                    if len(self._misses) >= MEMO_LINES:
+                        self._misses.clear()
+                    self._misses.add(shape)
             if key is not None:
                 if len(self._outcomes) >= MEMO_LINES:
                     self._outcomes.clear()
@@ -143,6 +155,34 @@ class LineMatcher:
                 return None
             nxt = data[pos:stop]
         return prev, raw, nxt, tuple(s.id for s in live)
+
+    def _shape(self, key: tuple, live: list[Signature]) -> tuple[tuple | None, object]:
+        """The outcome key with each digit sent to the first one that no live signature tells it
+        from, or to 0 where each pattern that tells some apart can be widened (``digits.shaping``),
+        and the screen of the widened patterns then: lines of one shape all miss alike. None where
+        the live signatures may read digits unevenly, or where a line holds a ``{`` (a structured
+        record: ``normalize.views`` reads its JSON numbers)."""
+        prev, raw, nxt, ids = key
+        found = self._tables.get(ids)
+        if found is None:
+            found = self._tables[ids] = digits.shaping(live)
+        table, wide = found
+        if table is None or b"{" in raw or b"{" in prev or b"{" in nxt:
+            return None, None
+        return (prev.translate(table), raw.translate(table), nxt.translate(table), ids), wide
+
+    def _finds(self, wide, data: bytes, start: int, end: int, lineno: int, memo: "LineMemo") -> bool:
+        """Whether the screen of widened patterns finds anything in the line or its joins."""
+        texts = memo.views(data, start, end)[0]
+        if not texts:
+            return False
+        if any(wide.search(t) for t in texts):
+            return True
+        for side in ("prev", "next"):
+            joined = self._join(side, data, start, end, lineno, texts, memo, None)
+            if joined is not None and wide.search(joined[0]):
+                return True
+        return False
 
     def _decide(self, data: bytes, start: int, end: int, lineno: int, live: list[Signature],
                 memo: "LineMemo") -> list[tuple[Signature, object, str]]:
