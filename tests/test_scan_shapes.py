@@ -185,3 +185,16 @@ def test_a_widened_pattern_matches_wherever_its_signature_does(data):
         text = "".join(data.draw(st.sampled_from("0123456789")) if c.isdigit() else c for c in text)
         if sig.compiled.search(text):
             assert compiled.search(text), (sig.id, text)
+
+
+def test_without_re_private_parser_no_line_is_shaped(monkeypatch):
+    """A Python whose ``re`` keeps its parser elsewhere: every pattern is unsure, no line gets a
+    shape, and the scan is what matching every line gives (before, importing the matcher failed)."""
+    monkeypatch.setattr(digits, "_parser", None)
+    monkeypatch.setattr(digits, "_SETS", {})
+    assert digits.splitting_sets(r"Errno 24") is None and digits.widen(r"Errno 24") is None
+    rnd = random.Random(7)
+    data = "".join(_line(rnd.choice(TEMPLATES[:6]), rnd) + "\n" for _ in range(200)).encode()
+    shaped, plain = _scan(data, shapes=True), _scan(data, shapes=False)
+    assert shaped[1] == plain[1] and shaped[1]
+    assert shaped[0].counts == plain[0].counts

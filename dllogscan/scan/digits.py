@@ -21,9 +21,13 @@ all-digits-alike shape can hold a match of the originals (``shaping``).
 from __future__ import annotations
 
 import re
-from re import _constants as sre  # noqa: PLC2701 - the parse tree of re, the patterns' syntax
-from re import _parser  # noqa: PLC2701
 from typing import Any, Iterable
+
+try:  # private modules of re (3.11-3.13 at least): without them no line is shaped, only slower
+    from re import _constants as sre  # noqa: PLC2701 - the parse tree of re, the patterns' syntax
+    from re import _parser  # noqa: PLC2701
+except ImportError:  # pragma: no cover - a Python that moved them
+    sre = _parser = None  # type: ignore[assignment]
 
 from .screen import _class_end, _quantifier_end, build, unnamed
 
@@ -35,8 +39,8 @@ ALL_ALIKE = bytes.maketrans(DIGITS.encode(), b"0" * len(DIGITS))
 UNSURE_RE = re.compile(r"\[:\^?[a-zA-Z]+:\]|\{\s*[a-zA-Z]|\\[pPNLXGKmM]|\(\?[V|]|\(\?\(")
 #: categories a class may hold; each holds every digit or none
 CATEGORIES = {sre.CATEGORY_DIGIT, sre.CATEGORY_NOT_DIGIT, sre.CATEGORY_SPACE, sre.CATEGORY_NOT_SPACE,
-              sre.CATEGORY_WORD, sre.CATEGORY_NOT_WORD}
-REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
+              sre.CATEGORY_WORD, sre.CATEGORY_NOT_WORD} if sre is not None else set()
+REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT} if sre is not None else set()
 
 _SETS: dict[tuple[str, str], list[frozenset[str]] | None] = {}
 
@@ -98,7 +102,7 @@ def splitting_sets(pattern: str, flags: str = "") -> list[frozenset[str]] | None
         found: list[frozenset[str]] | None = []
         try:
             plain = unnamed(pattern)  # regex lets two groups share a name; re does not
-            if plain is None or UNSURE_RE.search(pattern):
+            if _parser is None or plain is None or UNSURE_RE.search(pattern):
                 raise Unsure(pattern)
             _atom_sets(_parser.parse(plain, re.IGNORECASE if "i" in flags else 0), found)
         except (Unsure, re.error, RecursionError, OverflowError, ValueError):
