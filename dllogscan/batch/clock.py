@@ -55,10 +55,11 @@ def iso(reading: stamps.Reading) -> str | None:
     return text if offset is None else text + stamps.offset_text(offset)
 
 
-def parsed(text: str | None) -> datetime | None:
-    """A batch time as a ``datetime`` (aware where it names an offset); None for none or no time."""
+def parsed(text: object) -> datetime | None:
+    """A batch time as a ``datetime`` (aware where it names an offset); None for none, no time or
+    no text (a results file's fact of another type)."""
     try:
-        return datetime.fromisoformat(text) if text else None
+        return datetime.fromisoformat(text) if isinstance(text, str) and text else None
     except ValueError:
         return None
 

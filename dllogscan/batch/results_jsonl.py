@@ -26,7 +26,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 #: what a value of each kind must be, as a message says it
 KIND_WORDS = {"text": "text", "text-or-null": "text or null", "value": "text, a number or null",
               "count": "a whole number (0 or more)", "confidence": "a number from 0 to 1",
-              "texts": "a list of text", "facts": "an object of text values"}
+              "texts": "a list of text", "facts": "an object of text, number, true/false or null values"}
 ROW_SHAPE = 'a row must be a JSON object with "path", "status", "diagnoses" and "error"'
 
 
@@ -167,7 +167,9 @@ FITS: dict[str, Callable[[Any], bool]] = {
     "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "confidence": lambda v: _number(v) and 0 <= v <= 1,
     "texts": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-    "facts": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    # a batch writes text; a number or a flag is still a fact a row may carry, not a reason to lose it
+    "facts": lambda v: isinstance(v, dict) and all(x is None or isinstance(x, (str, bool)) or _number(x)
+                                                   for x in v.values()),
 }
 
 

@@ -60,7 +60,9 @@ BAD_LINES = [
      'diagnosis 1: "confidence" must be a number from 0 to 1, not the text "high"'),
     (GOOD.replace('"confidence": 0.97', '"confidence": NaN'), '"confidence" must be a number from 0 to 1, not NaN'),
     (_with(("diagnoses", 0, "evidence"), [{"line": "x"}]), 'diagnosis 1: evidence 1: no "text" field'),
-    (_with(("diagnoses", 0, "facts"), [1]), '"facts" must be an object of text values, not a list'),
+    (_with(("diagnoses", 0, "facts"), [1]), '"facts" must be an object of text, number, true/false or null values, '
+                                             'not a list'),
+    (_with(("diagnoses", 0, "facts"), {"pid": {"a": 1}}), '"facts" must be an object of text, number'),
     (_with(("path",), None), '"path" must be text, not null'),
     (_with(("node",), [1]), '"node" must be text, a number or null, not a list'),
     (_with(("lines",), "many"), '"lines" must be a whole number (0 or more), not the text "many"'),
@@ -142,6 +144,17 @@ def test_a_byte_order_mark_and_utf16_are_read(tmp_path, encode):
 
 
 @pytest.mark.timeout(120)
+def test_a_fact_that_is_a_number_or_a_flag_keeps_its_row(tmp_path):
+    """A batch writes facts as text; a row whose fact is a number, a flag or null (another tool's,
+    or a later version's) is still read and summarized, not skipped."""
+    path = tmp_path / "results.jsonl"
+    facts = ({"pid": 363}, {"pin_memory": True, "time": None}, {"rss_kb": 1.5e6, "time": True})
+    path.write_text("".join(_with(("diagnoses", 0, "facts"), f) + "\n" for f in facts), encoding="utf-8")
+    table = read_results(path)
+    assert len(table) == 3 and not table.attrs["skipped"]
+    summaries(table)
+
+
 def test_a_cut_inside_a_character_is_the_cut_row(tmp_path):
     """A batch killed inside a row's multi-byte character: the cut row, not binary data."""
     path = tmp_path / "results.jsonl"
